@@ -1,0 +1,151 @@
+/**
+ * The error hierarchy. Every error the package throws or reports extends `AnalyticsError` and
+ * carries a stable `code`. The `is*` guards match on `code`, so they still work when two bundled
+ * copies of the package meet (where `instanceof` would not).
+ */
+
+export type ErrorCode =
+  | 'CONFIG'
+  | 'VALIDATION'
+  | 'MESSAGE_TOO_LARGE'
+  | 'CLIENT_CLOSED'
+  | 'HTTP'
+  | 'NETWORK'
+  | 'TIMEOUT'
+  | 'QUEUE_FULL'
+  | 'ABORTED'
+  | 'TLS'
+
+export interface AnalyticsErrorOptions {
+  cause?: unknown
+  /** Messages this error concerns (failed or dropped). */
+  messages?: readonly unknown[]
+  /** HTTP status that caused it, where an answer did. */
+  status?: number
+}
+
+export class AnalyticsError extends Error {
+  readonly code: ErrorCode
+  /** The messages this error concerns, for errors reported through the `'error'` event. */
+  messages: readonly unknown[]
+  readonly status?: number
+
+  constructor(code: ErrorCode, message: string, options: AnalyticsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'AnalyticsError'
+    this.code = code
+    this.messages = options.messages ?? []
+    if (options.status !== undefined) this.status = options.status
+  }
+}
+
+/** An option or configuration value is invalid. Thrown by constructors. */
+export class ConfigError extends AnalyticsError {
+  readonly option: string
+  constructor(option: string, message: string) {
+    super('CONFIG', message)
+    this.name = 'ConfigError'
+    this.option = option
+  }
+}
+
+/** A call's message is missing a field, has a mistyped one, or cannot be serialised. */
+export class ValidationError extends AnalyticsError {
+  readonly field: string
+  constructor(field: string, message: string, options: AnalyticsErrorOptions = {}) {
+    super('VALIDATION', message, options)
+    this.name = 'ValidationError'
+    this.field = field
+  }
+}
+
+/** A message serialises to more than the per-message byte limit. */
+export class MessageTooLargeError extends AnalyticsError {
+  readonly size: number
+  readonly limit: number
+  constructor(size: number, limit: number) {
+    super('MESSAGE_TOO_LARGE', `Message is ${size} bytes as JSON; the limit is ${limit} bytes.`)
+    this.name = 'MessageTooLargeError'
+    this.size = size
+    this.limit = limit
+  }
+}
+
+/** A call was made after `close()`. */
+export class ClientClosedError extends AnalyticsError {
+  constructor(call: string) {
+    super('CLIENT_CLOSED', `Cannot call ${call}() after close().`)
+    this.name = 'ClientClosedError'
+  }
+}
+
+/** The server answered with a status that is not a success. */
+export class HttpError extends AnalyticsError {
+  declare readonly status: number
+  /** The server's `Retry-After`, in ms, when it sent one. */
+  readonly retryAfterMs?: number
+  constructor(
+    status: number,
+    message: string,
+    options: AnalyticsErrorOptions & { retryAfterMs?: number } = {},
+  ) {
+    super('HTTP', message, { ...options, status })
+    this.name = 'HttpError'
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
+  }
+}
+
+/** The request never got an answer: DNS, refused or reset connection, and the like. */
+export class NetworkError extends AnalyticsError {
+  constructor(message: string, options: AnalyticsErrorOptions = {}) {
+    super('NETWORK', message, options)
+    this.name = 'NetworkError'
+  }
+}
+
+/** One attempt took longer than its timeout. */
+export class TimeoutError extends AnalyticsError {
+  constructor(ms: number, options: AnalyticsErrorOptions = {}) {
+    super('TIMEOUT', `No answer within ${ms} ms.`, options)
+    this.name = 'TimeoutError'
+  }
+}
+
+/** A message was dropped because `maxQueueSize` messages were already held. */
+export class QueueFullError extends AnalyticsError {
+  constructor(limit: number, options: AnalyticsErrorOptions = {}) {
+    super('QUEUE_FULL', `Queue is full (maxQueueSize ${limit}); message dropped.`, options)
+    this.name = 'QueueFullError'
+  }
+}
+
+/** Delivery was cut short by `close()` reaching its time bound, or by an abort signal. */
+export class AbortedError extends AnalyticsError {
+  constructor(message: string, options: AnalyticsErrorOptions = {}) {
+    super('ABORTED', message, options)
+    this.name = 'AbortedError'
+  }
+}
+
+/** The peer's TLS certificate was refused (self-signed, expired, wrong host). Never retried. */
+export class TlsError extends AnalyticsError {
+  constructor(message: string, options: AnalyticsErrorOptions = {}) {
+    super('TLS', message, options)
+    this.name = 'TlsError'
+  }
+}
+
+const hasCode = (error: unknown, code: ErrorCode): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+
+export const isAnalyticsError = (error: unknown): error is AnalyticsError =>
+  error instanceof AnalyticsError ||
+  (error instanceof Error && typeof (error as { code?: unknown }).code === 'string' &&
+    Array.isArray((error as { messages?: unknown }).messages))
+export const isConfigError = (e: unknown): e is ConfigError => hasCode(e, 'CONFIG')
+export const isValidationError = (e: unknown): e is ValidationError => hasCode(e, 'VALIDATION')
+export const isMessageTooLargeError = (e: unknown): e is MessageTooLargeError =>
+  hasCode(e, 'MESSAGE_TOO_LARGE')
+export const isClientClosedError = (e: unknown): e is ClientClosedError =>
+  hasCode(e, 'CLIENT_CLOSED')
+export const isHttpError = (e: unknown): e is HttpError => hasCode(e, 'HTTP')

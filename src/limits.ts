@@ -1,0 +1,27 @@
+/** Limits of the service's HTTP tracking API, shared by the client and the collector. */
+
+/** A single message may serialise to at most this many UTF-8 bytes. */
+export const MAX_MESSAGE_BYTES = 32_000
+/** A request body (one batch) may be at most this many UTF-8 bytes, before any compression. */
+export const MAX_BATCH_BYTES = 500_000
+/** A browser's `fetch(…, { keepalive: true })` may carry at most this many body bytes in all. */
+export const KEEPALIVE_BODY_BYTES = 65_536
+
+/** Exact UTF-8 byte length of a string, without allocating an encoded copy. */
+export function utf8Length(text: string): number {
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    if (code < 0x800) bytes += 1
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        // A surrogate pair is 2 UTF-16 units and 4 UTF-8 bytes.
+        bytes += 2
+        i++
+      } else bytes += 2
+    } else bytes += 2
+  }
+  return bytes
+}

@@ -1,0 +1,98 @@
+/**
+ * Validation of the six calls, shared by the client (on the caller's input) and the collector
+ * (on parsed request bodies), with the Go v2 library's exact messages.
+ */
+import { ValidationError } from '../errors.js'
+import type { MessageType } from './types.js'
+
+export const MISSING_IDENTITY = "You must pass either an 'anonymousId' or 'userId'."
+
+const REQUIRED: Record<MessageType, ReadonlyArray<readonly [field: string, message: string]>> = {
+  identify: [],
+  track: [['event', "You must pass 'event'."]],
+  page: [],
+  screen: [],
+  group: [['groupId', "You must pass a 'groupId'."]],
+  alias: [
+    ['userId', "You must pass a 'userId'."],
+    ['previousId', "You must pass a 'previousId'."],
+  ],
+}
+
+const OPTIONAL_STRINGS = ['userId', 'anonymousId', 'name', 'category', 'event', 'groupId', 'previousId', 'messageId']
+const OPTIONAL_OBJECTS = ['traits', 'properties', 'context', 'integrations']
+
+const ISO_8601 =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** Short, safe rendering of a bad value for an error message. */
+export function describe(value: unknown): string {
+  if (value === null) return '`null`'
+  if (Array.isArray(value)) return 'an array'
+  if (value instanceof Date) return `\`Invalid Date\``
+  switch (typeof value) {
+    case 'string':
+      return `\`${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}\``
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `\`${String(value)}\``
+    case 'undefined':
+      return '`undefined`'
+    default:
+      return `a ${typeof value}`
+  }
+}
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
+
+/** Is this a timestamp we accept: a valid Date, or an ISO 8601 string naming a real instant. */
+export function isValidTimestamp(value: unknown): value is Date | string {
+  if (value instanceof Date) return !Number.isNaN(value.getTime())
+  return typeof value === 'string' && ISO_8601.test(value) && !Number.isNaN(Date.parse(value))
+}
+
+/** Throws a `ValidationError` naming the first problem with `message` as a call of `type`. */
+export function validateMessage(type: MessageType, message: unknown): asserts message is Record<string, unknown> {
+  if (!isPlainObject(message)) {
+    throw new ValidationError('message', `Expected the ${type} message to be an object, got ${describe(message)}.`)
+  }
+  for (const [field, text] of REQUIRED[type]) {
+    if (!nonEmptyString(message[field])) {
+      if (message[field] !== undefined && message[field] !== '' && message[field] !== null) {
+        throw new ValidationError(field, `${text} Expected \`${field}\` to be a non-empty string, got ${describe(message[field])}.`)
+      }
+      throw new ValidationError(field, text)
+    }
+  }
+  for (const field of OPTIONAL_STRINGS) {
+    const value = message[field]
+    if (value !== undefined && typeof value !== 'string') {
+      throw new ValidationError(field, `Expected \`${field}\` to be a string, got ${describe(value)}.`)
+    }
+  }
+  if (type !== 'alias' && !nonEmptyString(message.userId) && !nonEmptyString(message.anonymousId)) {
+    throw new ValidationError('userId', MISSING_IDENTITY)
+  }
+  for (const field of OPTIONAL_OBJECTS) {
+    const value = message[field]
+    if (value !== undefined && !isPlainObject(value)) {
+      throw new ValidationError(field, `Expected \`${field}\` to be an object, got ${describe(value)}.`)
+    }
+  }
+  if (message.messageId === '') {
+    throw new ValidationError('messageId', 'Expected `messageId` to be a non-empty string, got `""`.')
+  }
+  if (message.timestamp !== undefined && !isValidTimestamp(message.timestamp)) {
+    throw new ValidationError(
+      'timestamp',
+      `Expected \`timestamp\` to be a valid Date or ISO 8601 string, got ${describe(message.timestamp)}.`,
+    )
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The one place that probes the runtime: timers that never keep a process alive, the `DEBUG`
+ * setting, process-exit and page-hide hooks, the default fetch, and random UUIDs. Everything else
+ * uses web-standard globals only.
+ */
+
+interface NodeLikeProcess {
+  env?: Record<string, string | undefined>
+  on?(event: string, listener: (...args: unknown[]) => void): unknown
+  off?(event: string, listener: (...args: unknown[]) => void): unknown
+  versions?: { node?: string; bun?: string }
+}
+
+interface DenoLike {
+  env?: { get(name: string): string | undefined }
+  unrefTimer?(id: number): void
+}
+
+const g = globalThis as unknown as {
+  process?: NodeLikeProcess
+  Deno?: DenoLike
+  document?: { visibilityState?: string; addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener }
+  window?: unknown
+  localStorage?: { getItem(key: string): string | null }
+  addEventListener?: typeof addEventListener
+  removeEventListener?: typeof removeEventListener
+}
+
+/** A browser page (a window with a document), as opposed to a server runtime or a worker. */
+export function isBrowserPage(): boolean {
+  return typeof g.window !== 'undefined' && typeof g.document !== 'undefined' && !g.process?.versions?.node
+}
+
+/** The `DEBUG` setting: the environment variable on servers, `localStorage.debug` in browsers. */
+export function readDebugSetting(): string | undefined {
+  try {
+    const fromProcess = g.process?.env?.DEBUG
+    if (fromProcess !== undefined) return fromProcess
+  } catch {
+    // Some runtimes throw on env access without permission.
+  }
+  try {
+    const fromDeno = g.Deno?.env?.get('DEBUG')
+    if (fromDeno !== undefined) return fromDeno
+  } catch {
+    // Deno without --allow-env.
+  }
+  try {
+    return g.localStorage?.getItem('debug') ?? undefined
+  } catch {
+    // localStorage can throw on opaque origins or when storage is disabled.
+    return undefined
+  }
+}
+
+export type TimerHandle = ReturnType<typeof setTimeout>
+
+/**
+ * `setTimeout` that never keeps the process alive (Node, Bun: `unref`; Deno: `unrefTimer`).
+ * Looks the global up at call time, so test fake timers apply.
+ */
+export function setBackgroundTimeout(callback: () => void, ms: number): TimerHandle {
+  const handle = setTimeout(callback, ms)
+  unrefTimer(handle)
+  return handle
+}
+
+export function unrefTimer(handle: TimerHandle): void {
+  const h = handle as unknown as { unref?: () => void }
+  if (typeof h === 'object' && typeof h?.unref === 'function') h.unref()
+  else if (typeof handle === 'number' && typeof g.Deno?.unrefTimer === 'function') {
+    try {
+      g.Deno.unrefTimer(handle)
+    } catch {
+      // A fake timer id that Deno does not know.
+    }
+  }
+}
+
+export function refTimer(handle: TimerHandle): void {
+  const h = handle as unknown as { ref?: () => void }
+  if (typeof h === 'object' && typeof h?.ref === 'function') h.ref()
+}
+
+/** A sleep on a background timer that an abort signal cuts short (rejecting with its reason). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const onAbort = () => {
+      clearTimeout(handle)
+      reject(signal!.reason)
+    }
+    const handle = setBackgroundTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/**
+ * Calls `handler` when the process is about to exit on its own with nothing left to do
+ * (Node and Bun `beforeExit`, Deno `beforeunload`). Work the handler starts keeps the process
+ * running until it ends. Returns the unsubscribe function.
+ */
+export function onProcessIdleExit(handler: () => void): () => void {
+  const proc = g.process
+  if (proc?.versions?.node && typeof proc.on === 'function') {
+    const listener = () => handler()
+    proc.on('beforeExit', listener)
+    return () => proc.off?.('beforeExit', listener)
+  }
+  if (g.Deno && typeof g.addEventListener === 'function' && !isBrowserPage()) {
+    const listener = () => handler()
+    g.addEventListener('beforeunload', listener)
+    return () => g.removeEventListener?.('beforeunload', listener)
+  }
+  return () => {}
+}
+
+/** Calls `handler` when a browser page is hidden or unloaded. Returns the unsubscribe function. */
+export function onPageHide(handler: () => void): () => void {
+  if (!isBrowserPage() || typeof g.addEventListener !== 'function') return () => {}
+  const doc = g.document!
+  const onVisibility = () => {
+    if (doc.visibilityState === 'hidden') handler()
+  }
+  doc.addEventListener?.('visibilitychange', onVisibility)
+  g.addEventListener('pagehide', handler)
+  return () => {
+    doc.removeEventListener?.('visibilitychange', onVisibility)
+    g.removeEventListener?.('pagehide', handler)
+  }
+}
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+
+/**
+ * The default fetch, looked up at call time (so a test interceptor or polyfill installed later
+ * applies). `cross-fetch` is loaded only where the runtime has no `fetch`, through an import that
+ * bundlers leave alone, so it is never part of a browser bundle.
+ */
+export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
+  if (typeof globalThis.fetch === 'function') return globalThis.fetch(input, init)
+  const specifier = 'cross-fetch'
+  const mod = (await import(/* @vite-ignore */ specifier)) as { default: FetchLike }
+  return mod.default(input, init)
+}
+
+/** RFC 4122 version 4 UUID; works where `crypto.randomUUID` is missing (insecure http pages). */
+export function randomUUID(): string {
+  const c = globalThis.crypto as Crypto | undefined
+  if (typeof c?.randomUUID === 'function') {
+    try {
+      return c.randomUUID()
+    } catch {
+      // randomUUID exists but refuses outside a secure context in some browsers.
+    }
+  }
+  const bytes = new Uint8Array(16)
+  if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
+  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
+  bytes[6] = (bytes[6] & 0x0f) | 0x40
+  bytes[8] = (bytes[8] & 0x3f) | 0x80
+  let hex = ''
+  for (let i = 0; i < 16; i++) hex += (bytes[i] + 0x100).toString(16).slice(1)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}

@@ -1,0 +1,18 @@
+/**
+ * `Retry-After` (RFC 9110 §10.2.3): either delay-seconds or an HTTP date. Returns the delay in
+ * milliseconds, capped at `capMs`, or `undefined` when the header is absent or unreadable.
+ */
+export function parseRetryAfter(
+  header: string | null | undefined,
+  capMs: number,
+  now: number = Date.now(),
+): number | undefined {
+  if (header == null) return undefined
+  const value = header.trim()
+  if (value === '') return undefined
+  if (/^\d+$/.test(value)) return Math.min(Number(value) * 1000, capMs)
+  if (/^\d*\.\d+$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), capMs)
+  const date = Date.parse(value)
+  if (Number.isNaN(date)) return undefined
+  return Math.min(Math.max(0, date - now), capMs)
+}

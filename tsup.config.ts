@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs'
+import { defineConfig, type Options } from 'tsup'
+
+const { version } = JSON.parse(readFileSync('./package.json', 'utf8')) as { version: string }
+const define = { __VERSION__: JSON.stringify(version) }
+
+const entry = {
+  index: 'src/index.ts',
+  webhooks: 'src/webhooks/index.ts',
+}
+
+const shared: Options = {
+  entry,
+  define,
+  target: 'es2022',
+  sourcemap: true,
+  splitting: false,
+  treeshake: true,
+}
+
+export default defineConfig([
+  // ESM: dependencies stay external, so a user's bundler dedupes them.
+  { ...shared, format: ['esm'], dts: true, clean: true },
+  // CommonJS: p-retry is ESM-only, so it is bundled in; everything else stays external.
+  { ...shared, format: ['cjs'], dts: true, noExternal: ['p-retry', 'is-network-error'] },
+  // One <script> file exposing globalThis.IsomorphicAnalytics.
+  {
+    entry: { 'isomorphic-analytics': 'src/index.ts' },
+    define,
+    format: ['iife'],
+    globalName: 'IsomorphicAnalytics',
+    platform: 'browser',
+    target: 'es2020',
+    minify: true,
+    sourcemap: true,
+    noExternal: [/.*/],
+    outExtension: () => ({ js: '.global.js' }),
+  },
+])
