@@ -5,7 +5,7 @@
 
 type Listener<T> = (payload: T) => void
 
-export class Emitter<Events extends Record<string, unknown>> {
+export class Emitter<Events> {
   #listeners = new Map<keyof Events, Set<Listener<never>>>()
   readonly #onListenerError: (error: unknown, event: string) => void
 

@@ -31,6 +31,13 @@ export function isBrowserPage(): boolean {
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined' && !g.process?.versions?.node
 }
 
+/** A browser page or a browser web worker: where requests are subject to CORS. */
+export function isBrowserLike(): boolean {
+  if (isBrowserPage()) return true
+  const scope = globalThis as unknown as { importScripts?: unknown; WorkerGlobalScope?: unknown }
+  return typeof scope.importScripts === 'function' && typeof scope.WorkerGlobalScope !== 'undefined'
+}
+
 /** The `DEBUG` setting: the environment variable on servers, `localStorage.debug` in browsers. */
 export function readDebugSetting(): string | undefined {
   try {

@@ -1,0 +1,62 @@
+/**
+ * Packs queued messages into batches that respect both limits (`flushAt` messages, 500,000 bytes
+ * per request body), and assembles a batch's body from the messages' JSON strings without
+ * serialising them again.
+ */
+import { MAX_BATCH_BYTES, utf8Length } from '../limits.js'
+import type { QueuedMessage } from './build-message.js'
+import { LIBRARY } from './build-message.js'
+
+const ENVELOPE_CONTEXT = JSON.stringify({ library: LIBRARY })
+/** Same length as any `Date#toISOString()` of years 0–9999. */
+const SENT_AT_PLACEHOLDER = '2000-01-01T00:00:00.000Z'
+
+/** Builds request bodies for one write key; `plainText` adds `writeKey` (the CORS-free form). */
+export class BodyBuilder {
+  readonly #tail: (sentAt: string) => string
+  /** Bytes of the envelope around the messages. */
+  readonly overhead: number
+
+  constructor(writeKey: string, plainText: boolean) {
+    const key = plainText ? `,"writeKey":${JSON.stringify(writeKey)}` : ''
+    this.#tail = (sentAt) => `],"sentAt":"${sentAt}","context":${ENVELOPE_CONTEXT}${key}}`
+    this.overhead = utf8Length(`{"batch":[${this.#tail(SENT_AT_PLACEHOLDER)}`)
+  }
+
+  build(messages: readonly QueuedMessage[], sentAt: string): string {
+    let body = '{"batch":['
+    for (let i = 0; i < messages.length; i++) body += (i === 0 ? '' : ',') + messages[i].json
+    return body + this.#tail(sentAt)
+  }
+
+  /** The body's exact UTF-8 size, without building it. */
+  size(messages: readonly QueuedMessage[]): number {
+    let bytes = this.overhead + Math.max(0, messages.length - 1)
+    for (const m of messages) bytes += m.bytes
+    return bytes
+  }
+}
+
+/** Splits `messages` in order into batches of at most `maxCount` messages and `maxBodyBytes` bytes. */
+export function splitIntoBatches(
+  messages: readonly QueuedMessage[],
+  maxCount: number,
+  overhead: number,
+  maxBodyBytes: number = MAX_BATCH_BYTES,
+): QueuedMessage[][] {
+  const batches: QueuedMessage[][] = []
+  let current: QueuedMessage[] = []
+  let bytes = overhead
+  for (const item of messages) {
+    const added = item.bytes + (current.length === 0 ? 0 : 1)
+    if (current.length > 0 && (current.length >= maxCount || bytes + added > maxBodyBytes)) {
+      batches.push(current)
+      current = []
+      bytes = overhead
+    }
+    bytes += item.bytes + (current.length === 0 ? 0 : 1)
+    current.push(item)
+  }
+  if (current.length > 0) batches.push(current)
+  return batches
+}

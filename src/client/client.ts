@@ -1,0 +1,239 @@
+/**
+ * The Client orchestrates: it builds messages, queues them, decides when to flush, and hands
+ * batches to Delivery. Limits, bodies, retries and the runtime probe live in their own modules.
+ */
+import { AnalyticsError, ClientClosedError, QueueFullError } from '../errors.js'
+import { Emitter } from '../emitter.js'
+import { KEEPALIVE_BODY_BYTES } from '../limits.js'
+import { createLogger, type Logger } from '../logger.js'
+import type {
+  AliasMessage, GroupMessage, IdentifyMessage, MessageInputs, MessageType, PageMessage, ScreenMessage,
+  SentMessage, TrackMessage,
+} from '../message/types.js'
+import { onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { BodyBuilder, splitIntoBatches } from './batcher.js'
+import { buildMessage, type QueuedMessage } from './build-message.js'
+import { Delivery, type BatchOutcome } from './delivery.js'
+import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+
+export interface FlushResult {
+  delivered: number
+  failed: number
+}
+
+export interface ClientStats {
+  /** Waiting in the queue for the next flush. */
+  queued: number
+  /** Handed to delivery: being sent, waiting to retry, or waiting for a free connection. */
+  inFlight: number
+  delivered: number
+  failed: number
+  /** Refused because `maxQueueSize` messages were already held. */
+  dropped: number
+  /** Attempts that failed and were retried. */
+  retries: number
+}
+
+export interface ClientEvents {
+  /** A batch was delivered. */
+  flush: { messages: SentMessage[]; status: number }
+  /** An attempt failed and will be retried. */
+  retry: { messages: SentMessage[]; attempt: number; error: AnalyticsError }
+  /** Messages failed for good or were dropped. */
+  error: AnalyticsError
+}
+
+export class Client {
+  readonly #options: ResolvedOptions
+  readonly #log: Logger
+  readonly #bodies: BodyBuilder
+  readonly #delivery: Delivery
+  readonly #events: Emitter<ClientEvents>
+  #queue: QueuedMessage[] = []
+  readonly #pending = new Set<Promise<BatchOutcome>>()
+  readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
+  #timer: TimerHandle | undefined
+  #lastFlush = Date.now()
+  #closing: Promise<FlushResult> | undefined
+  readonly #unsubscribe: Array<() => void>
+
+  constructor(writeKey: string, options?: ClientOptions) {
+    this.#options = resolveOptions(writeKey, options)
+    this.#log = createLogger(this.#options.debug)
+    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
+    this.#events = new Emitter<ClientEvents>((error, event) =>
+      console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
+    )
+    this.#delivery = new Delivery(this.#options, this.#bodies, {
+      delivered: (messages, status) => {
+        this.#stats.delivered += messages.length
+        this.#log(`delivered ${messages.length} messages (${status})`)
+        this.#events.emit('flush', { messages, status })
+      },
+      retrying: (messages, attempt, error) => {
+        this.#stats.retries++
+        this.#events.emit('retry', { messages, attempt, error })
+      },
+      failed: (error) => {
+        this.#stats.failed += error.messages.length
+        this.#report(error)
+      },
+    }, this.#log)
+    this.#unsubscribe = [onProcessIdleExit(() => this.#onIdleExit()), onPageHide(() => this.#onPageHide())]
+  }
+
+  identify(message: IdentifyMessage): SentMessage<'identify'> {
+    return this.#enqueue('identify', message)
+  }
+
+  track(message: TrackMessage): SentMessage<'track'> {
+    return this.#enqueue('track', message)
+  }
+
+  page(message: PageMessage): SentMessage<'page'> {
+    return this.#enqueue('page', message)
+  }
+
+  screen(message: ScreenMessage): SentMessage<'screen'> {
+    return this.#enqueue('screen', message)
+  }
+
+  group(message: GroupMessage): SentMessage<'group'> {
+    return this.#enqueue('group', message)
+  }
+
+  alias(message: AliasMessage): SentMessage<'alias'> {
+    return this.#enqueue('alias', message)
+  }
+
+  on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): this {
+    this.#events.on(event, listener)
+    return this
+  }
+
+  off<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): this {
+    this.#events.off(event, listener)
+    return this
+  }
+
+  stats(): ClientStats {
+    return { ...this.#stats, queued: this.#queue.length }
+  }
+
+  /**
+   * Sends everything queued, and resolves once every message queued before this call (including
+   * batches in flight or waiting to retry) is delivered or has failed for good. Never rejects.
+   */
+  flush(): Promise<FlushResult> {
+    this.#dispatchQueue()
+    const pending = [...this.#pending]
+    return Promise.all(pending).then((outcomes) => {
+      const result = { delivered: 0, failed: 0 }
+      for (const o of outcomes) {
+        result.delivered += o.delivered
+        result.failed += o.failed
+      }
+      return result
+    })
+  }
+
+  /**
+   * Flushes, waits (at most `timeoutMs` when given, then aborts what is left and reports it as
+   * failed), and stops the timer and listeners. Later calls throw `ClientClosedError`. Idempotent.
+   */
+  close(timeoutMs?: number): Promise<FlushResult> {
+    if (this.#closing) return this.#closing
+    this.#log('closing')
+    const flushed = this.flush()
+    this.#closing = (async () => {
+      this.#clearTimer()
+      for (const unsubscribe of this.#unsubscribe) unsubscribe()
+      if (timeoutMs === undefined) return flushed
+      let bound: TimerHandle | undefined
+      const expired = new Promise<'expired'>((resolve) => {
+        bound = setBackgroundTimeout(() => resolve('expired'), Math.max(0, timeoutMs))
+      })
+      const first = await Promise.race([flushed, expired])
+      clearTimeout(bound)
+      if (first !== 'expired') return first
+      this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
+      this.#delivery.abort.abort()
+      return flushed
+    })()
+    return this.#closing
+  }
+
+  #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
+    if (this.#closing) throw new ClientClosedError(type)
+    const queued = buildMessage(type, input, this.#options)
+    const held = this.#queue.length + this.#stats.inFlight
+    if (held >= this.#options.maxQueueSize) {
+      this.#stats.dropped++
+      const error = new QueueFullError(this.#options.maxQueueSize, { messages: [queued.message] })
+      queueMicrotask(() => this.#report(error))
+      return queued.message as SentMessage<T>
+    }
+    this.#queue.push(queued)
+    if (this.#log.enabled) this.#log(`enqueued ${type} ${queued.message.messageId} (${queued.bytes} bytes)`)
+    if (this.#queue.length >= this.#options.flushAt) this.#dispatchQueue()
+    else if (this.#timer === undefined) this.#armTimer()
+    return queued.message as SentMessage<T>
+  }
+
+  /** Moves everything queued into batches handed to delivery. */
+  #dispatchQueue(keepaliveBudget = 0): void {
+    this.#clearTimer()
+    this.#lastFlush = Date.now()
+    if (this.#queue.length === 0) return
+    const queued = this.#queue
+    this.#queue = []
+    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead)
+    this.#log(`flushing ${queued.length} messages in ${batches.length} batches`)
+    for (const batch of batches) {
+      const size = this.#bodies.size(batch)
+      const keepalive = size <= keepaliveBudget
+      if (keepalive) keepaliveBudget -= size
+      this.#stats.inFlight += batch.length
+      const sending = this.#delivery.send(batch, keepalive).then((outcome) => {
+        this.#stats.inFlight -= batch.length
+        this.#pending.delete(sending)
+        return outcome
+      })
+      this.#pending.add(sending)
+    }
+  }
+
+  #armTimer(): void {
+    const wait = Math.max(0, this.#lastFlush + this.#options.flushAfter - Date.now())
+    this.#timer = setBackgroundTimeout(() => {
+      this.#timer = undefined
+      this.#dispatchQueue()
+    }, wait)
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  /** The process would exit on its own: send what is queued and keep it alive until settled. */
+  #onIdleExit(): void {
+    if (this.#queue.length === 0 && this.#pending.size === 0) return
+    this.#log('process is exiting; flushing first')
+    const keepAlive = setInterval(() => {}, 1 << 30)
+    void this.flush().finally(() => clearInterval(keepAlive))
+  }
+
+  /** The page is hidden or unloading: send what is queued with `keepalive`, within its budget. */
+  #onPageHide(): void {
+    if (this.#queue.length === 0) return
+    this.#log('page hidden; sending queued messages with keepalive')
+    this.#dispatchQueue(KEEPALIVE_BODY_BYTES)
+  }
+
+  #report(error: AnalyticsError): void {
+    this.#log(`failed: ${error.message} (${error.messages.length} messages)`)
+    if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error)
+    else console.error(`isomorphic-analytics: ${error.messages.length} message(s) not delivered: ${error.message}`)
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Sends one batch until it is delivered or fails for good: bounded concurrency, byte-identical
+ * retries (the body and its `sentAt` are built once), Retry-After, and 413 bisection that
+ * isolates the message(s) the server refuses while the rest is still delivered.
+ */
+import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import type { SentMessage } from '../message/types.js'
+import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { parseRetryAfter } from '../transport/retry-after.js'
+import { classifyStatus } from '../transport/retry-policy.js'
+import { retry } from '../transport/retry.js'
+import type { BodyBuilder } from './batcher.js'
+import type { QueuedMessage } from './build-message.js'
+import { Limiter } from './limiter.js'
+import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
+
+export interface BatchOutcome {
+  delivered: number
+  failed: number
+}
+
+export interface DeliveryHooks {
+  delivered(messages: SentMessage[], status: number): void
+  retrying(messages: SentMessage[], attempt: number, error: AnalyticsError): void
+  failed(error: AnalyticsError): void
+}
+
+const basicAuth = (writeKey: string) => {
+  const bytes = new TextEncoder().encode(`${writeKey}:`)
+  let binary = ''
+  for (const b of bytes) binary += String.fromCharCode(b)
+  return `Basic ${btoa(binary)}`
+}
+
+async function gzip(body: string): Promise<Uint8Array | undefined> {
+  if (typeof CompressionStream !== 'function') return undefined
+  const stream = new Blob([body]).stream().pipeThrough(new CompressionStream('gzip'))
+  return new Uint8Array(await new Response(stream).arrayBuffer())
+}
+
+export class Delivery {
+  readonly #options: ResolvedOptions
+  readonly #bodies: BodyBuilder
+  readonly #hooks: DeliveryHooks
+  readonly #log: Logger
+  readonly #limiter: Limiter
+  readonly #headers: Record<string, string>
+  /** Aborted by `close()` when its time bound runs out. */
+  readonly abort = new AbortController()
+
+  constructor(options: ResolvedOptions, bodies: BodyBuilder, hooks: DeliveryHooks, log: Logger) {
+    this.#options = options
+    this.#bodies = bodies
+    this.#hooks = hooks
+    this.#log = log
+    this.#limiter = new Limiter(options.maxConcurrentRequests)
+    this.#headers = options.plainText
+      ? { 'Content-Type': 'text/plain' }
+      : { 'Content-Type': 'application/json', Authorization: basicAuth(options.writeKey) }
+  }
+
+  /** Delivers `batch`; never rejects. Failures are reported through the `failed` hook. */
+  async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
+    const signal = this.abort.signal
+    let status: number
+    try {
+      await this.#limiter.acquire(signal)
+    } catch (error) {
+      return this.#fail(batch, this.#stopped(error))
+    }
+    try {
+      status = await this.#attempts(batch, keepalive, signal)
+    } catch (error) {
+      this.#limiter.release()
+      if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
+        const half = Math.ceil(batch.length / 2)
+        this.#log(`413 for ${batch.length} messages; splitting`)
+        const [left, right] = await Promise.all([
+          this.send(batch.slice(0, half), keepalive),
+          this.send(batch.slice(half), keepalive),
+        ])
+        return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
+      }
+      return this.#fail(batch, signal.aborted ? this.#stopped(error) : error)
+    }
+    this.#limiter.release()
+    this.#hooks.delivered(batch.map((m) => m.message), status)
+    return { delivered: batch.length, failed: 0 }
+  }
+
+  async #attempts(batch: QueuedMessage[], keepalive: boolean, signal: AbortSignal): Promise<number> {
+    const options = this.#options
+    const json = this.#bodies.build(batch, new Date().toISOString())
+    const compressed = options.gzip ? await gzip(json) : undefined
+    const headers = compressed ? { ...this.#headers, 'Content-Encoding': 'gzip' } : this.#headers
+    const body = compressed ?? json
+    const messages = () => batch.map((m) => m.message)
+    this.#log(`sending ${batch.length} messages (${json.length} chars${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    return retry(
+      async () => {
+        const response = await attemptRequest(options.fetch, {
+          url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
+        })
+        const verdict = classifyStatus(response.status)
+        void discardBody(response)
+        if (verdict === 'success') return response.status
+        throw new HttpError(response.status, `${options.batchUrl} answered ${response.status}.`, {
+          retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), MAX_RETRY_AFTER_MS),
+        })
+      },
+      {
+        retries: options.maxRetries,
+        backoff: { baseMs: options.minRetryDelay, capMs: options.maxRetryDelay },
+        signal,
+        onRetry: ({ attempt, error, delayMs }) => {
+          this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
+          this.#hooks.retrying(messages(), attempt, error as AnalyticsError)
+        },
+      },
+    )
+  }
+
+  #stopped(cause: unknown): AnalyticsError {
+    if (cause instanceof AbortedError) return cause
+    return new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause })
+  }
+
+  #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {
+    const reported = isAnalyticsError(error)
+      ? error
+      : new AnalyticsError('NETWORK', `Delivery failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    reported.messages = batch.map((m) => m.message)
+    this.#hooks.failed(reported)
+    return { delivered: 0, failed: batch.length }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The one place for the client's defaults and option validation. `resolveOptions` runs once, in
+ * the constructor, and returns a frozen, fully populated object: nothing downstream applies
+ * defaults again.
+ */
+import { ConfigError } from '../errors.js'
+import { isPlainObject, describe } from '../message/validate.js'
+import type { Integrations, JsonObject } from '../message/types.js'
+import { defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
+import { debugEnables, LOG_NAMESPACE } from '../logger.js'
+
+export interface ClientOptions {
+  /** Base URL; batches go to `${endpoint}/v1/batch`. */
+  endpoint?: string
+  /** Flush when this many messages are queued; 1 sends each message at once. */
+  flushAt?: number
+  /** Go v2's name for `flushAt`. */
+  size?: number
+  /** Flush when this many ms have passed since the last flush. */
+  flushAfter?: number
+  /** Retries of one batch after its first attempt. */
+  maxRetries?: number
+  /** ms allowed for one HTTP attempt. */
+  timeout?: number
+  /** Messages held in memory at most (queued + in flight); beyond it new messages are dropped. */
+  maxQueueSize?: number
+  /** Deep-merged under every message's own `context`. */
+  context?: JsonObject
+  /** Default `integrations`, merged under every message's own. */
+  integrations?: Integrations
+  /** The fetch to use. Default: the global `fetch` (looked up per request), else `cross-fetch`. */
+  fetch?: FetchLike
+  /** Send bodies gzip-compressed where the runtime has `CompressionStream`. */
+  gzip?: boolean
+  /** Force logging on or off. Default: from `DEBUG` / `localStorage.debug`. */
+  debug?: boolean
+  /** Batches sent at the same time, at most. */
+  maxConcurrentRequests?: number
+  /** Upper bound of the first retry's (fully jittered) delay, ms. */
+  minRetryDelay?: number
+  /** Upper bound of any retry's delay, ms (a longer `Retry-After` is still honoured, up to 5 minutes). */
+  maxRetryDelay?: number
+  /**
+   * Send `Content-Type: text/plain` with `writeKey` in the body: a CORS "simple request" with no
+   * preflight. Default: on in browsers and web workers, off elsewhere.
+   */
+  plainText?: boolean
+}
+
+export interface ResolvedOptions {
+  readonly writeKey: string
+  readonly endpoint: string
+  readonly batchUrl: string
+  readonly flushAt: number
+  readonly flushAfter: number
+  readonly maxRetries: number
+  readonly timeout: number
+  readonly maxQueueSize: number
+  readonly context: JsonObject | undefined
+  readonly integrations: Integrations | undefined
+  readonly fetch: FetchLike
+  readonly gzip: boolean
+  readonly debug: boolean
+  readonly maxConcurrentRequests: number
+  readonly minRetryDelay: number
+  readonly maxRetryDelay: number
+  readonly plainText: boolean
+}
+
+/** The only defaults object. The README's options table is checked against it by a test. */
+export const DEFAULTS = Object.freeze({
+  endpoint: 'https://api.segment.io',
+  flushAt: 20,
+  flushAfter: 5000,
+  maxRetries: 10,
+  timeout: 10_000,
+  maxQueueSize: 10_000,
+  gzip: false,
+  maxConcurrentRequests: 8,
+  minRetryDelay: 100,
+  maxRetryDelay: 30_000,
+})
+
+/** Longest `Retry-After` we honour. */
+export const MAX_RETRY_AFTER_MS = 300_000
+
+const KNOWN = new Set([
+  ...Object.keys(DEFAULTS),
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText',
+])
+
+function integer(name: string, value: unknown, min: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ConfigError(name, `Expected \`${name}\` to be an integer ≥ ${min}, got ${describe(value)}.`)
+  }
+  return value
+}
+
+function boolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') {
+    throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}.`)
+  }
+  return value
+}
+
+function object<T>(name: string, value: unknown): T | undefined {
+  if (value === undefined) return undefined
+  if (!isPlainObject(value)) {
+    throw new ConfigError(name, `Expected \`${name}\` to be an object, got ${describe(value)}.`)
+  }
+  return Object.keys(value).length === 0 ? undefined : (value as T)
+}
+
+function endpoint(value: unknown): string {
+  if (value === undefined) return DEFAULTS.endpoint
+  let url: URL | undefined
+  try {
+    if (typeof value === 'string') url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL, got ${describe(value)}.`)
+  }
+  return (value as string).replace(/\/+$/, '')
+}
+
+export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): ResolvedOptions {
+  if (typeof writeKey !== 'string' || writeKey.trim() === '') {
+    throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describe(writeKey)}.`)
+  }
+  if (!isPlainObject(input)) {
+    throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(input)}.`)
+  }
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
+  }
+  const flushAt = integer('flushAt', input.flushAt, 1, DEFAULTS.flushAt)
+  const size = integer('size', input.size, 1, flushAt)
+  if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {
+    throw new ConfigError('size', `\`size\` is an alias of \`flushAt\`; got both, with different values (${size} and ${flushAt}).`)
+  }
+  const fetch: unknown = input.fetch ?? defaultFetch
+  if (typeof fetch !== 'function') {
+    throw new ConfigError('fetch', `Expected \`fetch\` to be a function, got ${describe(fetch)}.`)
+  }
+  const minRetryDelay = integer('minRetryDelay', input.minRetryDelay, 0, DEFAULTS.minRetryDelay)
+  const maxRetryDelay = integer('maxRetryDelay', input.maxRetryDelay, 0, DEFAULTS.maxRetryDelay)
+  if (maxRetryDelay < minRetryDelay) {
+    throw new ConfigError('maxRetryDelay', `Expected \`maxRetryDelay\` to be ≥ \`minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\`.`)
+  }
+  const base = endpoint(input.endpoint)
+  return Object.freeze({
+    writeKey,
+    endpoint: base,
+    batchUrl: `${base}/v1/batch`,
+    flushAt: size,
+    flushAfter: integer('flushAfter', input.flushAfter, 1, DEFAULTS.flushAfter),
+    maxRetries: integer('maxRetries', input.maxRetries, 0, DEFAULTS.maxRetries),
+    timeout: integer('timeout', input.timeout, 1, DEFAULTS.timeout),
+    maxQueueSize: integer('maxQueueSize', input.maxQueueSize, 1, DEFAULTS.maxQueueSize),
+    context: object<JsonObject>('context', input.context),
+    integrations: object<Integrations>('integrations', input.integrations),
+    fetch: fetch as FetchLike,
+    gzip: boolean('gzip', input.gzip, DEFAULTS.gzip),
+    debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), LOG_NAMESPACE)),
+    maxConcurrentRequests: integer('maxConcurrentRequests', input.maxConcurrentRequests, 1, DEFAULTS.maxConcurrentRequests),
+    minRetryDelay,
+    maxRetryDelay,
+    plainText: boolean('plainText', input.plainText, isBrowserLike()),
+  })
+}

@@ -1,0 +1,15 @@
+export { Client } from './client/client.js'
+export type { ClientEvents, ClientStats, FlushResult } from './client/client.js'
+export { DEFAULTS } from './client/options.js'
+export type { ClientOptions } from './client/options.js'
+export type {
+  AliasMessage, CommonFields, GroupMessage, Identity, IdentifyMessage, Integrations, JsonObject,
+  LibraryInfo, MessageType, PageMessage, ScreenMessage, SentMessage, TrackMessage,
+} from './message/types.js'
+export {
+  AbortedError, AnalyticsError, ClientClosedError, ConfigError, HttpError, MessageTooLargeError,
+  NetworkError, QueueFullError, TimeoutError, TlsError, ValidationError,
+  isAnalyticsError, isClientClosedError, isConfigError, isHttpError, isMessageTooLargeError, isValidationError,
+} from './errors.js'
+export type { ErrorCode } from './errors.js'
+export type { FetchLike } from './platform/runtime.js'
