@@ -3,7 +3,7 @@
  * validated, stamped (`type`, `messageId`, `timestamp`), defaults merged under its own `context`
  * and `integrations`, and serialised once.
  */
-import merge from 'lodash.merge'
+import { mergeUnder } from '../message/merge.js'
 import { validateMessage } from '../message/validate.js'
 import { serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, LibraryInfo, MessageType, SentMessage } from '../message/types.js'
@@ -23,13 +23,6 @@ export interface QueuedMessage {
   bytes: number
 }
 
-/** Deep-merges `own` over `defaults` into a new object; no deep copy when there is nothing to merge. */
-function mergeUnder<T extends object>(defaults: T | undefined, own: T | undefined): T | undefined {
-  if (!defaults) return own
-  if (!own) return defaults
-  return merge({}, defaults, own)
-}
-
 export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): QueuedMessage {
   validateMessage(type, input)
   const { timestamp, messageId, context, integrations, traits, ...fields } = input as Record<string, unknown>
@@ -40,8 +33,9 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   } else if (traits !== undefined) {
     message.traits = traits
   }
-  const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined)
+  const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined) as Integrations | undefined
   if (mergedIntegrations) message.integrations = mergedIntegrations
+  // A new object either way: the caller's `context` is never written to.
   message.context = { ...mergeUnder(defaults.context, context as JsonObject | undefined), library: LIBRARY }
   message.messageId = (messageId as string | undefined) ?? randomUUID()
   message.timestamp = timestamp instanceof Date ? timestamp.toISOString() : ((timestamp as string | undefined) ?? new Date().toISOString())

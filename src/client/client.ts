@@ -187,7 +187,9 @@ export class Client {
     if (this.#queue.length === 0) return
     const queued = this.#queue
     this.#queue = []
-    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead)
+    // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
+    const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
+    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)
     this.#log(`flushing ${queued.length} messages in ${batches.length} batches`)
     for (const batch of batches) {
       const size = this.#bodies.size(batch)

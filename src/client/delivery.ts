@@ -6,7 +6,7 @@
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { SentMessage } from '../message/types.js'
-import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { attemptRequest, discardBody, type AttemptRequest } from '../transport/attempt.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus } from '../transport/retry-policy.js'
 import { retry } from '../transport/retry.js'
@@ -65,14 +65,8 @@ export class Delivery {
     const signal = this.abort.signal
     let status: number
     try {
-      await this.#limiter.acquire(signal)
-    } catch (error) {
-      return this.#fail(batch, this.#stopped(error))
-    }
-    try {
       status = await this.#attempts(batch, keepalive, signal)
     } catch (error) {
-      this.#limiter.release()
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${batch.length} messages; splitting`)
@@ -84,9 +78,18 @@ export class Delivery {
       }
       return this.#fail(batch, signal.aborted ? this.#stopped(error) : error)
     }
-    this.#limiter.release()
     this.#hooks.delivered(batch.map((m) => m.message), status)
     return { delivered: batch.length, failed: 0 }
+  }
+
+  /** One attempt holds a connection slot; a batch waiting to retry does not. */
+  async #attempt(request: AttemptRequest): Promise<Response> {
+    await this.#limiter.acquire(request.signal)
+    try {
+      return await attemptRequest(this.#options.fetch, request)
+    } finally {
+      this.#limiter.release()
+    }
   }
 
   async #attempts(batch: QueuedMessage[], keepalive: boolean, signal: AbortSignal): Promise<number> {
@@ -99,7 +102,7 @@ export class Delivery {
     this.#log(`sending ${batch.length} messages (${json.length} chars${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     return retry(
       async () => {
-        const response = await attemptRequest(options.fetch, {
+        const response = await this.#attempt({
           url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
         })
         const verdict = classifyStatus(response.status)

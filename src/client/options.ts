@@ -142,7 +142,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): Re
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {
     throw new ConfigError('size', `\`size\` is an alias of \`flushAt\`; got both, with different values (${size} and ${flushAt}).`)
   }
-  const fetch: unknown = input.fetch ?? defaultFetch
+  const fetch: unknown = input.fetch === undefined ? defaultFetch : input.fetch
   if (typeof fetch !== 'function') {
     throw new ConfigError('fetch', `Expected \`fetch\` to be a function, got ${describe(fetch)}.`)
   }

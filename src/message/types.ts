@@ -52,11 +52,16 @@ export interface LibraryInfo {
   version: string
 }
 
-/** A message as it is sent: the caller's fields plus `type`, `messageId`, `timestamp`, `context`. */
-export type SentMessage<T extends MessageType = MessageType> = Omit<MessageInputs[T], 'timestamp' | 'traits'> & {
-  type: T
-  messageId: string
-  timestamp: string
-  context: JsonObject & { library: LibraryInfo }
-  traits?: JsonObject
-}
+/**
+ * A message as it is sent: the caller's fields plus `type`, `messageId`, `timestamp`, `context`.
+ * Distributes over `T`, so `SentMessage` is a union discriminated by `type`.
+ */
+export type SentMessage<T extends MessageType = MessageType> = T extends MessageType
+  ? Omit<MessageInputs[T], 'timestamp' | 'traits'> & {
+      type: T
+      messageId: string
+      timestamp: string
+      context: JsonObject & { library: LibraryInfo }
+      traits?: JsonObject
+    }
+  : never

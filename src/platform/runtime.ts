@@ -13,6 +13,7 @@ interface NodeLikeProcess {
 
 interface DenoLike {
   env?: { get(name: string): string | undefined }
+  permissions?: { querySync?(descriptor: { name: 'env'; variable: string }): { state: string } }
   unrefTimer?(id: number): void
 }
 
@@ -40,6 +41,9 @@ export function isBrowserLike(): boolean {
 
 /** The `DEBUG` setting: the environment variable on servers, `localStorage.debug` in browsers. */
 export function readDebugSetting(): string | undefined {
+  // Deno first: its `process.env` and `Deno.env` both show an interactive permission prompt
+  // without --allow-env, so read DEBUG only when env access is already granted.
+  if (g.Deno) return readDenoEnv('DEBUG')
   try {
     const fromProcess = g.process?.env?.DEBUG
     if (fromProcess !== undefined) return fromProcess
@@ -47,15 +51,19 @@ export function readDebugSetting(): string | undefined {
     // Some runtimes throw on env access without permission.
   }
   try {
-    const fromDeno = g.Deno?.env?.get('DEBUG')
-    if (fromDeno !== undefined) return fromDeno
-  } catch {
-    // Deno without --allow-env.
-  }
-  try {
     return g.localStorage?.getItem('debug') ?? undefined
   } catch {
     // localStorage can throw on opaque origins or when storage is disabled.
+    return undefined
+  }
+}
+
+function readDenoEnv(name: string): string | undefined {
+  try {
+    const permissions = g.Deno?.permissions
+    if (typeof permissions?.querySync === 'function' && permissions.querySync({ name: 'env', variable: name }).state !== 'granted') return undefined
+    return g.Deno?.env?.get(name)
+  } catch {
     return undefined
   }
 }

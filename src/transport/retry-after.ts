@@ -12,6 +12,9 @@ export function parseRetryAfter(
   if (value === '') return undefined
   if (/^\d+$/.test(value)) return Math.min(Number(value) * 1000, capMs)
   if (/^\d*\.\d+$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), capMs)
+  // Every HTTP-date form names its month; without a letter it is not a date (Date.parse would
+  // still accept "-5" or "1,5").
+  if (!/[a-z]/i.test(value)) return undefined
   const date = Date.parse(value)
   if (Number.isNaN(date)) return undefined
   return Math.min(Math.max(0, date - now), capMs)

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * Size budget of the client entry as a user's bundler produces it: esbuild, browser platform,
+ * bundle + minify of `import { Client } from 'isomorphic-analytics'` and one `track`, resolved
+ * through the package's own `exports` map (package self-reference), so it measures what users get.
+ *
+ * Reports min and min+gz bytes, and what dominates: minified bytes per package (esbuild metafile)
+ * and each dependency's marginal gzipped cost (the bundle built again with that package external).
+ * Exits 1 above the budget. Run `npm run build` first. Flags: `--json` (machine-readable output).
+ */
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import { build } from 'esbuild'
+
+export const BUDGET_GZ_BYTES = 10 * 1024
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const ENTRY_SOURCE = `import { Client } from 'isomorphic-analytics'
+new Client('k').track({ userId: 'u', event: 'e' })
+`
+
+/** Which package an input path of the metafile belongs to (`(own code)` outside node_modules). */
+export function packageOf(path) {
+  const parts = path.split('/')
+  const i = parts.lastIndexOf('node_modules')
+  if (i === -1) return '(own code)'
+  const name = parts[i + 1]
+  return name.startsWith('@') ? `${name}/${parts[i + 2]}` : name
+}
+
+/** Bundles `source` (resolved from `resolveDir`) the way a user's bundler would; returns sizes. */
+export async function measure(source, resolveDir, { external = [], byFile = false, define = {} } = {}) {
+  const result = await build({
+    stdin: { contents: source, resolveDir, sourcefile: 'entry.js', loader: 'js' },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    // esbuild's default target (esnext), as `esbuild --bundle --minify` gives a user; Vite's
+    // default (es2023-level browsers) gives the same: private class fields are kept native.
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    external,
+    define: { 'process.env.NODE_ENV': '"production"', ...define },
+  })
+  const code = result.outputFiles[0].contents
+  const perPackage = new Map()
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = byFile && packageOf(path) === '(own code)' ? path : packageOf(path)
+      perPackage.set(name, (perPackage.get(name) ?? 0) + bytesInOutput)
+    }
+  }
+  return {
+    min: code.byteLength,
+    gz: gzipSync(code, { level: 9 }).byteLength,
+    perPackage: [...perPackage].sort((a, b) => b[1] - a[1]),
+    inputs: Object.keys(result.metafile.inputs),
+  }
+}
+
+export const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`
+
+async function main() {
+  const json = process.argv.includes('--json')
+  const total = await measure(ENTRY_SOURCE, root)
+  const deps = total.perPackage.map(([name]) => name).filter((name) => name !== '(own code)')
+  const marginal = []
+  for (const dep of deps) {
+    const without = await measure(ENTRY_SOURCE, root, { external: [dep] })
+    marginal.push([dep, total.gz - without.gz])
+  }
+  const version = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).version
+  // Our own code by source module: the same bundle built from src/ (dist/index.js is one file).
+  const fromSource = await measure(ENTRY_SOURCE.replace("'isomorphic-analytics'", "'./src/index.ts'"), root, {
+    byFile: true,
+    define: { __VERSION__: JSON.stringify(version) },
+  })
+  const ownFiles = fromSource.perPackage.filter(([path]) => path.startsWith('src/')).slice(0, 8)
+  const over = total.gz > BUDGET_GZ_BYTES
+  if (json) {
+    console.log(JSON.stringify({ version, min: total.min, gz: total.gz, budget: BUDGET_GZ_BYTES, perPackage: Object.fromEntries(total.perPackage), ownFiles: Object.fromEntries(ownFiles), marginalGz: Object.fromEntries(marginal) }, null, 2))
+  } else {
+    console.log(`isomorphic-analytics@${version}: import { Client } + track, esbuild --bundle --minify --platform=browser`)
+    console.log(`  min:     ${total.min} B (${kb(total.min)})`)
+    console.log(`  min+gz:  ${total.gz} B (${kb(total.gz)})   budget ${kb(BUDGET_GZ_BYTES)}`)
+    console.log('  minified bytes by package (metafile):')
+    for (const [name, bytes] of total.perPackage) {
+      console.log(`    ${name.padEnd(20)} ${String(bytes).padStart(7)} B  ${((100 * bytes) / total.min).toFixed(0).padStart(3)}%`)
+    }
+    console.log('  own code, largest source modules (minified bytes, bundled from src/):')
+    for (const [path, bytes] of ownFiles) console.log(`    ${path.padEnd(32)} ${String(bytes).padStart(7)} B`)
+    console.log('  gzipped cost of each dependency (bundle with it minus bundle without it):')
+    for (const [name, bytes] of marginal) console.log(`    ${name.padEnd(20)} ${String(bytes).padStart(7)} B`)
+  }
+  if (over) {
+    console.error(`size: ${total.gz} B min+gz is over the ${BUDGET_GZ_BYTES} B budget`)
+    process.exitCode = 1
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main()

@@ -1,0 +1,245 @@
+import { describe, expect, it, vi } from 'vitest'
+import { Client, ConfigError, DEFAULTS, isConfigError } from '../../src/index.js'
+import { resolveOptions } from '../../src/client/options.js'
+import { defaultFetch } from '../../src/platform/runtime.js'
+import { collector, createTestClient, ENDPOINT, http, HttpResponse, installServer, server, trackInput } from '../helpers/client.js'
+
+installServer()
+
+/** Runs `fn`, expects a ConfigError, and returns it. */
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    expect(isConfigError(error)).toBe(true)
+    return error as ConfigError
+  }
+  throw new Error('expected a ConfigError, nothing was thrown')
+}
+
+describe('defaults', () => {
+  it('resolves every option to the documented default', () => {
+    vi.stubEnv('DEBUG', undefined)
+    const resolved = resolveOptions('key')
+    expect(resolved).toEqual({
+      writeKey: 'key',
+      endpoint: 'https://api.segment.io',
+      batchUrl: 'https://api.segment.io/v1/batch',
+      flushAt: 20,
+      flushAfter: 5000,
+      maxRetries: 10,
+      timeout: 10_000,
+      maxQueueSize: 10_000,
+      context: undefined,
+      integrations: undefined,
+      fetch: defaultFetch,
+      gzip: false,
+      debug: false,
+      maxConcurrentRequests: 8,
+      minRetryDelay: 100,
+      maxRetryDelay: 30_000,
+      plainText: false,
+    })
+    expect(Object.isFrozen(resolved)).toBe(true)
+  })
+
+  it('exports the one defaults object, matching the API table', () => {
+    expect(DEFAULTS).toMatchObject({
+      endpoint: 'https://api.segment.io',
+      flushAt: 20,
+      flushAfter: 5000,
+      maxRetries: 10,
+      timeout: 10_000,
+      maxQueueSize: 10_000,
+      gzip: false,
+    })
+    expect(Object.isFrozen(DEFAULTS)).toBe(true)
+  })
+
+  it('sends to https://api.segment.io/v1/batch by default', async () => {
+    const bodies: unknown[] = []
+    server.use(
+      http.post('https://api.segment.io/v1/batch', async ({ request }) => {
+        bodies.push(await request.json())
+        return HttpResponse.json({ success: true })
+      }),
+    )
+    const client = new Client('key', { debug: false })
+    client.track(trackInput())
+    expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+    await client.close()
+    expect(bodies).toHaveLength(1)
+  })
+
+  it('flushes at 20 queued messages by default', async () => {
+    const wire = collector()
+    const client = createTestClient()
+    for (let i = 0; i < 19; i++) client.track(trackInput(i))
+    await new Promise((r) => setTimeout(r, 20))
+    expect(wire.requests).toHaveLength(0)
+    expect(client.stats().queued).toBe(19)
+    client.track(trackInput(19))
+    expect(client.stats()).toMatchObject({ queued: 0, inFlight: 20 })
+    await vi.waitFor(() => expect(wire.requests).toHaveLength(1))
+    expect(wire.requests[0].body.batch).toHaveLength(20)
+  })
+
+  it('uses the global fetch looked up at call time, and a given fetch instead when passed', async () => {
+    const wire = collector()
+    const client = createTestClient()
+    client.track(trackInput())
+    await client.flush()
+    expect(wire.requests).toHaveLength(1)
+
+    const fetch = vi.fn(async () => new Response('{}', { status: 200 }))
+    const own = createTestClient({ fetch })
+    own.track(trackInput())
+    expect(await own.flush()).toEqual({ delivered: 1, failed: 0 })
+    expect(fetch).toHaveBeenCalledTimes(1)
+    expect(fetch.mock.calls[0]).toEqual([`${ENDPOINT}/v1/batch`, expect.objectContaining({ method: 'POST' })])
+    expect(wire.requests).toHaveLength(1)
+  })
+})
+
+describe('fetch fallback', () => {
+  it('uses cross-fetch where the runtime has no global fetch', async () => {
+    const wire = collector()
+    vi.stubGlobal('fetch', undefined)
+    const client = createTestClient()
+    const sent = client.track(trackInput())
+    expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+    expect(wire.messages()).toEqual([sent])
+  })
+})
+
+describe('writeKey', () => {
+  it.each([[''], ['   '], [undefined], [42], [null]])('rejects %j', (key) => {
+    const error = configError(() => new Client(key as string))
+    expect(error.option).toBe('writeKey')
+    expect(error.message).toContain('writeKey')
+  })
+})
+
+describe('invalid option values throw ConfigError naming the option and the value', () => {
+  const integers: Array<[string, number]> = [
+    ['flushAt', 1],
+    ['size', 1],
+    ['flushAfter', 1],
+    ['maxRetries', 0],
+    ['timeout', 1],
+    ['maxQueueSize', 1],
+    ['maxConcurrentRequests', 1],
+    ['minRetryDelay', 0],
+    ['maxRetryDelay', 0],
+  ]
+  const cases: Array<[string, unknown, string]> = []
+  for (const [name, min] of integers) {
+    cases.push([name, min - 1, String(min - 1)])
+    cases.push([name, 1.5, '1.5'])
+    cases.push([name, '5', '"5"'])
+    cases.push([name, Number.NaN, 'NaN'])
+    cases.push([name, Number.POSITIVE_INFINITY, 'Infinity'])
+    cases.push([name, null, 'null'])
+  }
+  for (const name of ['gzip', 'debug', 'plainText']) {
+    cases.push([name, 'yes', '"yes"'])
+    cases.push([name, 1, '1'])
+  }
+  for (const name of ['context', 'integrations']) {
+    cases.push([name, 'x', '"x"'])
+    cases.push([name, [], 'array'])
+    cases.push([name, null, 'null'])
+  }
+  cases.push(['fetch', 'fetch', '"fetch"'])
+  cases.push(['fetch', null, 'null'])
+  cases.push(['endpoint', 'not a url', '"not a url"'])
+  cases.push(['endpoint', 'ftp://collector.test', '"ftp://collector.test"'])
+  cases.push(['endpoint', '', '""'])
+  cases.push(['endpoint', 42, '42'])
+
+  it.each(cases)('%s = %j', (name, value, shown) => {
+    const error = configError(() => new Client('key', { [name]: value }))
+    expect(error.option).toBe(name)
+    expect(error.code).toBe('CONFIG')
+    expect(error.message).toContain(`\`${name}\``)
+    expect(error.message).toContain(shown)
+  })
+
+  it('accepts the smallest valid values', () => {
+    const resolved = resolveOptions('key', {
+      flushAt: 1, flushAfter: 1, maxRetries: 0, timeout: 1, maxQueueSize: 1, maxConcurrentRequests: 1,
+      minRetryDelay: 0, maxRetryDelay: 0,
+    })
+    expect(resolved).toMatchObject({ flushAt: 1, flushAfter: 1, maxRetries: 0, timeout: 1, maxQueueSize: 1 })
+  })
+
+  it('rejects maxRetryDelay below minRetryDelay', () => {
+    const error = configError(() => new Client('key', { minRetryDelay: 500, maxRetryDelay: 100 }))
+    expect(error.option).toBe('maxRetryDelay')
+    expect(error.message).toContain('100')
+  })
+
+  it('rejects options that are not an object', () => {
+    expect(configError(() => new Client('key', 5 as never)).option).toBe('options')
+    expect(configError(() => new Client('key', [] as never)).option).toBe('options')
+  })
+
+  it('rejects an unknown option by name', () => {
+    const error = configError(() => new Client('key', { flushInterval: 1000 } as never))
+    expect(error.option).toBe('flushInterval')
+    expect(error.message).toContain('flushInterval')
+  })
+})
+
+describe('size, the Go v2 alias of flushAt', () => {
+  it('sets flushAt', async () => {
+    expect(resolveOptions('key', { size: 3 }).flushAt).toBe(3)
+    const wire = collector()
+    const client = createTestClient({ size: 3, flushAfter: 60_000 })
+    for (let i = 0; i < 3; i++) client.track(trackInput(i))
+    await vi.waitFor(() => expect(wire.requests).toHaveLength(1))
+    expect(wire.requests[0].body.batch).toHaveLength(3)
+  })
+
+  it('may be given with flushAt when both agree', () => {
+    expect(resolveOptions('key', { size: 4, flushAt: 4 }).flushAt).toBe(4)
+  })
+
+  it('conflicting with flushAt is a ConfigError naming both values', () => {
+    const error = configError(() => new Client('key', { size: 3, flushAt: 4 }))
+    expect(error.option).toBe('size')
+    expect(error.message).toContain('flushAt')
+    expect(error.message).toContain('3')
+    expect(error.message).toContain('4')
+  })
+})
+
+describe('endpoint', () => {
+  it.each([
+    ['https://collector.test', 'https://collector.test/v1/batch'],
+    ['https://collector.test/', 'https://collector.test/v1/batch'],
+    ['https://collector.test///', 'https://collector.test/v1/batch'],
+    ['https://collector.test/base/', 'https://collector.test/base/v1/batch'],
+    ['http://127.0.0.1:8700', 'http://127.0.0.1:8700/v1/batch'],
+  ])('%s → POST %s', (endpoint, url) => {
+    expect(resolveOptions('key', { endpoint }).batchUrl).toBe(url)
+  })
+
+  it('tolerates a trailing slash on the wire', async () => {
+    const wire = collector()
+    const client = createTestClient({ endpoint: `${ENDPOINT}/` })
+    client.track(trackInput())
+    expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+    expect(wire.requests).toHaveLength(1)
+  })
+})
+
+describe('context and integrations', () => {
+  it('keeps non-empty defaults and drops empty ones', () => {
+    const resolved = resolveOptions('key', { context: { app: { name: 'A' } }, integrations: { All: false } })
+    expect(resolved.context).toEqual({ app: { name: 'A' } })
+    expect(resolved.integrations).toEqual({ All: false })
+    expect(resolveOptions('key', { context: {}, integrations: {} })).toMatchObject({ context: undefined, integrations: undefined })
+  })
+})

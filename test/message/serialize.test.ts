@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { MessageTooLargeError, ValidationError } from '../../src/errors.js'
+import { serializeMessage } from '../../src/message/serialize.js'
+import { isValidTimestamp, validateMessage } from '../../src/message/validate.js'
+
+describe('serializeMessage', () => {
+  it('returns the JSON and its exact UTF-8 length', () => {
+    const message = { a: 'é😀', b: [1, 2], c: undefined, d: new Date(0) }
+    const { json, bytes } = serializeMessage(message)
+    expect(json).toBe('{"a":"é😀","b":[1,2],"d":"1970-01-01T00:00:00.000Z"}')
+    expect(bytes).toBe(Buffer.byteLength(json))
+  })
+
+  it('throws MessageTooLargeError over the limit, by bytes', () => {
+    expect(() => serializeMessage({ t: '€'.repeat(10) }, 32)).toThrow(MessageTooLargeError)
+    expect(serializeMessage({ t: 'e'.repeat(10) }, 32).bytes).toBe(18)
+  })
+
+  it('turns a circular reference into a ValidationError naming the top-level field', () => {
+    const loop: Record<string, unknown> = {}
+    loop.loop = loop
+    const error = (() => {
+      try {
+        serializeMessage({ ok: 1, properties: { deep: loop } })
+      } catch (e) {
+        return e as ValidationError
+      }
+    })()!
+    expect(error).toBeInstanceOf(ValidationError)
+    expect(error.field).toBe('properties')
+    expect(error.message).toContain('properties')
+  })
+
+  it('turns a BigInt into a ValidationError', () => {
+    expect(() => serializeMessage({ traits: { n: 1n } })).toThrow(ValidationError)
+  })
+
+  it('a throwing toJSON is a ValidationError too', () => {
+    const bad = { toJSON: () => { throw new Error('nope') } }
+    expect(() => serializeMessage({ context: bad })).toThrow(ValidationError)
+  })
+})
+
+describe('isValidTimestamp', () => {
+  it.each([
+    [new Date(0), true],
+    [new Date(Number.NaN), false],
+    ['2026-11-22T10:00:00.000Z', true],
+    ['2026-11-22T10:00:00Z', true],
+    ['2026-11-22T10:00:00.123456Z', true],
+    ['2026-11-22T10:00:00+05:30', true],
+    ['2026-11-22', true],
+    ['2026-02-30T00:00:00Z', true], // Date.parse rolls it over; still an instant
+    ['2026-13-01T00:00:00Z', false],
+    ['22/11/2026', false],
+    ['Sun, 22 Nov 2026 10:00:00 GMT', false],
+    ['now', false],
+    ['', false],
+    [1_700_000_000_000, false],
+    [null, false],
+  ])('%j → %s', (value, valid) => {
+    expect(isValidTimestamp(value)).toBe(valid)
+  })
+})
+
+describe('validateMessage', () => {
+  it('reports the first problem: required fields before identity before types', () => {
+    expect(() => validateMessage('track', { userId: 5 })).toThrow("You must pass 'event'.")
+    expect(() => validateMessage('track', { event: 'e', userId: 5 })).toThrow('`userId`')
+    expect(() => validateMessage('track', { event: 'e', properties: 'x' })).toThrow("You must pass either an 'anonymousId' or 'userId'.")
+  })
+
+  it('accepts a null-prototype object', () => {
+    const message = Object.assign(Object.create(null), { userId: 'u' })
+    expect(() => validateMessage('identify', message)).not.toThrow()
+  })
+
+  it('refuses class instances as properties', () => {
+    class Props {
+      a = 1
+    }
+    expect(() => validateMessage('track', { event: 'e', userId: 'u', properties: new Props() })).toThrow(ValidationError)
+  })
+})

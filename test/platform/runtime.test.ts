@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import {
+  defaultFetch, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
+  setBackgroundTimeout, sleep,
+} from '../../src/platform/runtime.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+  vi.unstubAllGlobals()
+  vi.unstubAllEnvs()
+})
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+describe('randomUUID', () => {
+  it('uses crypto.randomUUID where it exists', () => {
+    const real = globalThis.crypto
+    vi.stubGlobal('crypto', { randomUUID: () => '11111111-1111-4111-8111-111111111111', getRandomValues: (a: Uint8Array) => real.getRandomValues(a) })
+    expect(randomUUID()).toBe('11111111-1111-4111-8111-111111111111')
+  })
+
+  it('sets the version and variant bits in the fallback, whatever the random bytes', () => {
+    for (const fill of [0x00, 0xff, 0x5a]) {
+      vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(fill) })
+      expect(randomUUID()).toMatch(UUID_V4)
+    }
+    vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(0xff) })
+    expect(randomUUID()).toBe('ffffffff-ffff-4fff-bfff-ffffffffffff')
+  })
+})
+
+describe('timers', () => {
+  it('setBackgroundTimeout does not keep the process alive', () => {
+    const handle = setBackgroundTimeout(() => {}, 1000) as unknown as NodeJS.Timeout
+    expect(handle.hasRef()).toBe(false)
+    clearTimeout(handle)
+  })
+
+  it('sleep resolves after ms, and an abort rejects it with the reason', async () => {
+    vi.useFakeTimers()
+    let done = false
+    void sleep(500).then(() => (done = true))
+    await vi.advanceTimersByTimeAsync(499)
+    expect(done).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(done).toBe(true)
+
+    const controller = new AbortController()
+    const slept = sleep(10_000, controller.signal).catch((e) => e)
+    controller.abort('stop')
+    expect(await slept).toBe('stop')
+    expect(vi.getTimerCount()).toBe(0)
+    expect(await sleep(1, controller.signal).catch((e) => e)).toBe('stop')
+  })
+})
+
+describe('process and page hooks in Node', () => {
+  it('onProcessIdleExit subscribes to beforeExit, and unsubscribes', () => {
+    const before = process.listenerCount('beforeExit')
+    const handler = vi.fn()
+    const off = onProcessIdleExit(handler)
+    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    process.emit('beforeExit', 0)
+    expect(handler).toHaveBeenCalledTimes(1)
+    off()
+    expect(process.listenerCount('beforeExit')).toBe(before)
+  })
+
+  it('is not a browser; onPageHide is a no-op', () => {
+    expect(isBrowserPage()).toBe(false)
+    expect(isBrowserLike()).toBe(false)
+    const off = onPageHide(() => {})
+    expect(typeof off).toBe('function')
+    off()
+  })
+})
+
+describe('readDebugSetting', () => {
+  it('reads DEBUG from the environment', () => {
+    vi.stubEnv('DEBUG', 'analytics,other')
+    expect(readDebugSetting()).toBe('analytics,other')
+  })
+
+  it('survives a localStorage that throws', () => {
+    vi.stubEnv('DEBUG', undefined)
+    vi.stubGlobal('localStorage', { getItem: () => { throw new Error('SecurityError') } })
+    expect(readDebugSetting()).toBeUndefined()
+  })
+})
+
+describe('defaultFetch', () => {
+  it('looks up the global fetch at call time', async () => {
+    const fetch = vi.fn(async () => new Response('hi'))
+    vi.stubGlobal('fetch', fetch)
+    const response = await defaultFetch('https://collector.test/x', { method: 'POST' })
+    expect(await response.text()).toBe('hi')
+    expect(fetch).toHaveBeenCalledWith('https://collector.test/x', { method: 'POST' })
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * The isomorphic entries bundle for the browser with nothing Node-shaped reachable: esbuild with
+ * `platform: 'browser'` refuses to resolve `node:*` and bare Node builtins (`fs`, `http`, ...), so a
+ * successful bundle proves none is reachable; the metafile is also checked for builtins, and for
+ * `cross-fetch`/`node-fetch` (only loaded where a runtime has no global fetch, never bundled).
+ */
+import { builtinModules } from 'node:module'
+import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { build, type Metafile } from 'esbuild'
+import { describe, expect, it } from 'vitest'
+import { DIST, requireBuild, ROOT } from './support/runtimes.js'
+
+const NODE_BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]))
+
+async function bundleForBrowser(contents: string, conditions: string[] = []): Promise<{ metafile: Metafile; code: string; warnings: string[] }> {
+  const result = await build({
+    stdin: { contents, resolveDir: ROOT, sourcefile: 'entry.js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions,
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  })
+  return { metafile: result.metafile, code: result.outputFiles[0].text, warnings: result.warnings.map((w) => w.text) }
+}
+
+function reachable(metafile: Metafile): { inputs: string[]; imports: string[] } {
+  const inputs = Object.keys(metafile.inputs)
+  const imports = Object.values(metafile.inputs).flatMap((i) => i.imports.map((imp) => imp.path))
+  return { inputs, imports }
+}
+
+const ENTRIES = [
+  ['dist/index.js (the client)', 'index.js'],
+  ['dist/webhooks.js', 'webhooks.js'],
+] as const
+
+describe('browser bundles of the isomorphic entries', () => {
+  it.each(ENTRIES)('%s bundles for the browser with no Node builtin and no cross-fetch', async (_label, file) => {
+    requireBuild(file)
+    const entry = JSON.stringify(join(DIST, file))
+    const { metafile } = await bundleForBrowser(`export * from ${entry}`)
+    const { inputs, imports } = reachable(metafile)
+    expect(imports.filter((p) => NODE_BUILTINS.has(p) || p.startsWith('node:'))).toEqual([])
+    expect(inputs.filter((p) => /node_modules\/(cross-fetch|node-fetch|whatwg-url)\//.test(p))).toEqual([])
+  })
+
+  it.each(ENTRIES)('%s has no static node: import or require in its own code', (_label, file) => {
+    requireBuild(file)
+    const code = readFileSync(join(DIST, file), 'utf8')
+    expect(code.match(/(?:from\s*|import\s*\(\s*|require\s*\(\s*)["'](?:node:|(?:fs|path|http|https|zlib|crypto|net|tls|os|stream|url|util|events|child_process|worker_threads)["'/])/)?.[0]).toBeUndefined()
+  })
+
+  it('the package name resolves (browser conditions) to a bundle that works for `import { Client }`', async () => {
+    requireBuild('index.js')
+    const { metafile, code } = await bundleForBrowser(`import { Client } from 'isomorphic-analytics'\nnew Client('k').track({ userId: 'u', event: 'e' })`, ['browser'])
+    const { inputs, imports } = reachable(metafile)
+    expect(inputs.some((p) => p.endsWith('dist/index.js'))).toBe(true)
+    expect(imports.filter((p) => NODE_BUILTINS.has(p) || p.startsWith('node:'))).toEqual([])
+    expect(inputs.filter((p) => p.includes('cross-fetch'))).toEqual([])
+    expect(code).toContain('isomorphic-analytics')
+  })
+
+  it('a Node builtin would be caught: esbuild refuses it for the browser', async () => {
+    await expect(bundleForBrowser(`import { readFileSync } from 'node:fs'\nconsole.log(readFileSync)`)).rejects.toThrow(/node:fs/)
+    await expect(bundleForBrowser(`import http from 'http'\nconsole.log(http)`)).rejects.toThrow(/http/)
+  })
+
+  it('the IIFE build is self-contained: no import, no require, exposes IsomorphicAnalytics', () => {
+    requireBuild('isomorphic-analytics.global.js')
+    const code = readFileSync(join(DIST, 'isomorphic-analytics.global.js'), 'utf8')
+    // (lodash.merge's guarded `freeModule.require('util')` is a property call, not a module require.)
+    expect(code.match(/(?<![.\w$])require\s*\(\s*["'][^"']*["']\)/)?.[0]).toBeUndefined()
+    expect(code.match(/^\s*import[\s{*]/m)?.[0]).toBeUndefined()
+    expect(code.slice(0, 60)).toMatch(/^(?:"use strict";)?var IsomorphicAnalytics=/)
+  })
+})

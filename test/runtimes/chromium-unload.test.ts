@@ -1,0 +1,116 @@
+/**
+ * Real Chromium: messages still queued when the page goes away are sent with `fetch` keepalive and
+ * reach the (cross-origin) sink: on navigation, on closing the tab, and when the tab is hidden.
+ * The queue is held back by a large `flushAt` and `flushAfter`, so only the page-hide path can
+ * send it. Which requests asked for keepalive is marked by MARK_KEEPALIVE (a query parameter).
+ */
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium, MARK_KEEPALIVE, startPageServer, type Chromium, type PageServer } from './support/browser.js'
+import { startSink, type Sink } from './support/sink.js'
+
+let sink: Sink
+let pages: PageServer
+let browser: Chromium
+
+beforeAll(async () => {
+  sink = await startSink()
+  pages = await startPageServer()
+  browser = await launchChromium()
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await pages?.close()
+  await sink?.close()
+})
+
+async function openQueued(tag: string, count: number, padBytes = 0): Promise<{ page: Page; ids: string[]; console: string[] }> {
+  const page = await browser.context.newPage()
+  const console: string[] = []
+  page.on('console', (m) => console.push(m.text()))
+  await page.addInitScript(MARK_KEEPALIVE)
+  await page.goto(`${pages.url}/esm.html`)
+  await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 }).catch((e: Error) => {
+    throw new Error(`esm.html did not load: ${e.message}\n${console.join('\n')}`)
+  })
+  const ids = await page.evaluate(
+    ({ sink, tag, count, padBytes }) => {
+      const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
+      const client = new IA.Client('unload-key', { endpoint: sink, flushAt: 10_000, flushAfter: 600_000, maxQueueSize: 10_000 })
+      ;(window as unknown as { client: unknown }).client = client
+      const pad = 'x'.repeat(padBytes)
+      const ids: string[] = []
+      for (let n = 1; n <= count; n++) ids.push(client.track({ userId: 'u', event: `${tag}-${n}`, properties: { n, pad } }).messageId)
+      return ids
+    },
+    { sink: sink.url, tag, count, padBytes },
+  )
+  // Nothing is sent before the page goes away.
+  await new Promise((r) => setTimeout(r, 300))
+  expect(sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))).toEqual([])
+  return { page, ids, console }
+}
+
+function expectKeepaliveDelivery(tag: string, ids: string[]): void {
+  const received = sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
+  expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
+  const requests = sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
+  for (const request of requests) {
+    expect(request.query.get('keepalive')).toBe('1')
+    expect(request.headers['content-type']).toMatch(/^text\/plain\b/)
+    expect(request.body?.writeKey).toBe('unload-key')
+    expect(Buffer.byteLength(request.raw)).toBeLessThanOrEqual(65_536)
+  }
+  expect(sink.requests.filter((r) => r.method === 'OPTIONS')).toEqual([])
+}
+
+describe('Chromium: delivery when the page goes away', () => {
+  it('navigating to another page sends the queue with keepalive', async () => {
+    const { page, ids } = await openQueued('navigate', 10)
+    await page.goto(`${pages.url}/next.html`)
+    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('navigate-') ?? false)
+    expectKeepaliveDelivery('navigate', ids)
+    await page.close()
+  }, 60_000)
+
+  it('closing the tab sends the queue with keepalive', async () => {
+    const { page, ids } = await openQueued('close', 10)
+    await page.close({ runBeforeUnload: true })
+    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('close-') ?? false)
+    expectKeepaliveDelivery('close', ids)
+  }, 60_000)
+
+  it('visibilitychange → hidden sends the queue with keepalive (simulated: headless tabs never hide)', async () => {
+    const { page, ids } = await openQueued('hidden', 10)
+    // Headless Chromium keeps every tab visible (bringToFront of another tab does not hide this
+    // one), so the event is dispatched with visibilityState reporting 'hidden'.
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
+      document.dispatchEvent(new Event('visibilitychange'))
+    })
+    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('hidden-') ?? false)
+    expectKeepaliveDelivery('hidden', ids)
+    await page.close()
+  }, 60_000)
+
+  it('a queue over the 64 KiB keepalive budget: what fits is sent with keepalive, in requests within the budget', async () => {
+    // 100 messages of ~1.2 KB: about 120 KB, well over one keepalive budget.
+    const { page, ids, console } = await openQueued('big', 100, 1000)
+    await page.goto(`${pages.url}/next.html`)
+    await new Promise((r) => setTimeout(r, 2000))
+    const requests = sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
+    const delivered = requests.flatMap((r) => r.body!.batch)
+    expect(new Set(delivered.map((m) => m.messageId)).size).toBe(delivered.length)
+    const keepalive = requests.filter((r) => r.query.get('keepalive') === '1')
+    console.push(`requests: ${requests.map((r) => `${Buffer.byteLength(r.raw)}B ka=${r.query.get('keepalive')}`).join(', ')}`)
+    expect(keepalive.length, console.join('\n')).toBeGreaterThan(0)
+    for (const r of keepalive) expect(Buffer.byteLength(r.raw)).toBeLessThanOrEqual(65_536)
+    expect(keepalive.reduce((sum, r) => sum + Buffer.byteLength(r.raw), 0)).toBeLessThanOrEqual(65_536)
+    // ~64 KiB of ~1.2 KB messages go keepalive; the rest is sent without it (best effort: a real
+    // unload may cancel it; here, on loopback, it usually arrives too).
+    expect(keepalive.flatMap((r) => r.body!.batch).length).toBeGreaterThanOrEqual(50)
+    expect(delivered.length).toBeGreaterThanOrEqual(50)
+    await page.close()
+  }, 60_000)
+})

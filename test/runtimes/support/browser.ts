@@ -1,0 +1,136 @@
+/**
+ * Chromium plumbing: a static page server on its own loopback port (so the sink is cross-origin),
+ * the pages the tests load, and Debian's chromium launched by playwright-core with a fresh profile.
+ *
+ * The ESM page loads the real `dist/index.js` through an import map. Its external dependencies
+ * are served from node_modules: `p-retry` and `is-network-error` are ESM and load as they are;
+ * `lodash.merge` is CommonJS, so it is wrapped once into an ESM file by esbuild (what a CDN such
+ * as esm.sh does for import-map users). The web worker imports a browser bundle of the package
+ * made by esbuild (import maps do not apply inside workers), which is also how bundler users run it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { extname, join, normalize } from 'node:path'
+import { build } from 'esbuild'
+import { chromium, type BrowserContext } from 'playwright-core'
+import { DIST, requireBinary, requireBuild, ROOT } from './runtimes.js'
+
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+]
+
+const IMPORT_MAP = {
+  imports: {
+    'isomorphic-analytics': '/dist/index.js',
+    'lodash.merge': '/vendor/lodash.merge.js',
+    'p-retry': '/node_modules/p-retry/index.js',
+    'is-network-error': '/node_modules/is-network-error/index.js',
+  },
+}
+
+/**
+ * Marks each batch request with whether the client asked for `keepalive` (as a query parameter:
+ * a custom header would make the request non-simple and trigger a preflight).
+ */
+export const MARK_KEEPALIVE = `(() => {
+  const original = globalThis.fetch
+  globalThis.fetch = function (input, init) {
+    if (typeof input === 'string' && input.includes('/v1/batch')) input += (input.includes('?') ? '&' : '?') + 'keepalive=' + (init && init.keepalive ? 1 : 0)
+    return original.call(this, input, init)
+  }
+})()`
+
+const PAGES: Record<string, string> = {
+  '/esm.html': `<!doctype html><title>esm</title>
+<script type="importmap">${JSON.stringify(IMPORT_MAP)}</script>
+<script type="module">
+  import * as IA from 'isomorphic-analytics'
+  window.IA = IA
+  document.title = 'ready'
+</script>`,
+  '/iife.html': `<!doctype html><title>iife</title>
+<script src="/dist/isomorphic-analytics.global.js"></script>
+<script>window.IA = globalThis.IsomorphicAnalytics; document.title = 'ready'</script>`,
+  '/next.html': '<!doctype html><title>next</title><p>next page</p>',
+  '/worker.html': '<!doctype html><title>ready</title>',
+  '/worker.js': `import { Client } from '/bundle/index.js'
+self.onmessage = async ({ data }) => {
+  const client = new Client('worker-key', { endpoint: data.sink, flushAt: 100 })
+  const ids = [1, 2, 3].map((n) => client.track({ userId: 'worker-user', event: 'worker-' + n }).messageId)
+  const result = await client.flush()
+  self.postMessage({ ids, result, isWorker: typeof WorkerGlobalScope !== 'undefined' && typeof document === 'undefined' })
+}`,
+}
+
+const TYPES: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html', '.map': 'application/json' }
+
+export interface PageServer {
+  url: string
+  close(): Promise<void>
+}
+
+export async function startPageServer(): Promise<PageServer> {
+  requireBuild('index.js', 'isomorphic-analytics.global.js')
+  const lodashMerge = await build({
+    entryPoints: [join(ROOT, 'node_modules/lodash.merge/index.js')], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent',
+  })
+  const bundle = await build({
+    stdin: { contents: "export * from 'isomorphic-analytics'", resolveDir: ROOT, sourcefile: 'bundle.js' },
+    bundle: true, format: 'esm', platform: 'browser', conditions: ['worker', 'browser'], write: false, logLevel: 'silent',
+  })
+  const generated: Record<string, string> = {
+    '/vendor/lodash.merge.js': lodashMerge.outputFiles[0].text,
+    '/bundle/index.js': bundle.outputFiles[0].text,
+    ...PAGES,
+  }
+  const allowedFiles: Record<string, string> = {
+    '/node_modules/p-retry/index.js': join(ROOT, 'node_modules/p-retry/index.js'),
+    '/node_modules/is-network-error/index.js': join(ROOT, 'node_modules/is-network-error/index.js'),
+  }
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname
+    let body: string | Buffer | undefined = generated[path]
+    try {
+      if (body === undefined && allowedFiles[path]) body = readFileSync(allowedFiles[path])
+      else if (body === undefined && path.startsWith('/dist/') && !normalize(path).includes('..')) body = readFileSync(join(DIST, path.slice(6)))
+    } catch {
+      body = undefined
+    }
+    if (body === undefined) {
+      res.writeHead(404).end('not found')
+      return
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+export interface Chromium {
+  context: BrowserContext
+  close(): Promise<void>
+}
+
+/** Debian's chromium (never a downloaded one) with a fresh temporary profile. */
+export async function launchChromium(): Promise<Chromium> {
+  const executablePath = requireBinary('chromium')
+  const profile = mkdtempSync(join(tmpdir(), 'ia-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, { executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 60_000 })
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {})
+      rmSync(profile, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { AbortedError, NetworkError, TimeoutError, TlsError } from '../../src/errors.js'
+import { attemptRequest, discardBody, isTlsFailure } from '../../src/transport/attempt.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+const request = { url: 'https://collector.test/v1/batch', headers: { 'Content-Type': 'application/json' }, body: '{}', timeoutMs: 1000 }
+
+/** A fetch that never answers, but honours its abort signal like a real one. */
+const hangingFetch = vi.fn((_url: string, init?: RequestInit) =>
+  new Promise<Response>((_, reject) => {
+    init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))
+  }),
+)
+
+describe('attemptRequest', () => {
+  it('POSTs with redirect: manual and the given headers and body', async () => {
+    const fetch = vi.fn(async (_url: string, _init?: RequestInit) => new Response(null, { status: 200 }))
+    const response = await attemptRequest(fetch, request)
+    expect(response.status).toBe(200)
+    expect(fetch).toHaveBeenCalledWith(request.url, expect.objectContaining({
+      method: 'POST', headers: request.headers, body: '{}', redirect: 'manual', signal: expect.any(AbortSignal),
+    }))
+    expect(fetch.mock.calls[0][1]).not.toHaveProperty('keepalive')
+  })
+
+  it('passes keepalive when asked', async () => {
+    const fetch = vi.fn(async (_url: string, _init?: RequestInit) => new Response(null, { status: 200 }))
+    await attemptRequest(fetch, { ...request, keepalive: true })
+    expect(fetch.mock.calls[0][1]).toMatchObject({ keepalive: true })
+  })
+
+  it('times out with TimeoutError after timeoutMs', async () => {
+    vi.useFakeTimers()
+    const result = attemptRequest(hangingFetch, request).catch((e) => e)
+    await vi.advanceTimersByTimeAsync(999)
+    await vi.advanceTimersByTimeAsync(1)
+    const error = await result
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.code).toBe('TIMEOUT')
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  it('an outer abort is an AbortedError', async () => {
+    const controller = new AbortController()
+    const result = attemptRequest(hangingFetch, { ...request, signal: controller.signal }).catch((e) => e)
+    controller.abort()
+    expect(await result).toBeInstanceOf(AbortedError)
+    const already = new AbortController()
+    already.abort()
+    expect(await attemptRequest(hangingFetch, { ...request, signal: already.signal }).catch((e) => e)).toBeInstanceOf(AbortedError)
+  })
+
+  it('a thrown or rejected fetch is a NetworkError with the cause', async () => {
+    const cause = new TypeError('fetch failed')
+    const error = await attemptRequest(() => { throw cause }, request).catch((e) => e)
+    expect(error).toBeInstanceOf(NetworkError)
+    expect(error.cause).toBe(cause)
+    expect(error.message).toContain('fetch failed')
+  })
+
+  it('a TLS certificate failure is a TlsError naming the code', async () => {
+    const cause = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('self-signed'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) })
+    const error = await attemptRequest(async () => { throw cause }, request).catch((e) => e)
+    expect(error).toBeInstanceOf(TlsError)
+    expect(error.message).toContain('DEPTH_ZERO_SELF_SIGNED_CERT')
+  })
+})
+
+describe('isTlsFailure', () => {
+  it.each([
+    [{ code: 'CERT_HAS_EXPIRED' }, true],
+    [{ cause: { code: 'ERR_TLS_CERT_ALTNAME_INVALID' } }, true],
+    [{ cause: { cause: { code: 'SELF_SIGNED_CERT_IN_CHAIN' } } }, true],
+    [{ code: 'ECONNRESET' }, false],
+    [{ cause: { code: 'ECONNREFUSED' } }, false],
+    [new Error('plain'), false],
+    [null, false],
+  ])('%j → %s', (error, tls) => {
+    expect(isTlsFailure(error)).toBe(tls)
+  })
+})
+
+describe('discardBody', () => {
+  it('never throws', async () => {
+    const response = new Response('body')
+    await response.text()
+    await expect(discardBody(response)).resolves.toBeUndefined()
+  })
+})
