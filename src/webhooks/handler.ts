@@ -1,0 +1,132 @@
+/**
+ * A receiver: a fetch-style `(request: Request) => Promise<Response>` for Node (via any
+ * Request/Response adapter), Bun, Deno, workers and Next.js route handlers. It verifies the
+ * signature over the raw bytes before parsing anything, then hands the typed payload over.
+ */
+import { ConfigError } from '../errors.js'
+import { describe, isPlainObject } from '../message/validate.js'
+import { WEBHOOK_EVENT_TYPES, type WebhookPayload } from './payload.js'
+import { SIGNATURE_HEADER, verifySignature } from './signature.js'
+
+export interface WebhookHandlerOptions {
+  /** The destination's shared secret. */
+  secret: string
+  /**
+   * Called with each authentic payload. The handler answers 200 once it resolves, and 500 when it
+   * throws or rejects, so the sender retries.
+   */
+  onEvent: (payload: WebhookPayload, request: Request) => void | Promise<void>
+  /** Bodies larger than this many bytes are refused with 413 before verification. Default 1 MB. */
+  maxBodyBytes?: number
+  /** Told when `onEvent` throws (the sender gets a 500). Default: `console.error`. */
+  onError?: (error: unknown, payload: WebhookPayload) => void
+}
+
+export type WebhookHandler = (request: Request) => Promise<Response>
+
+const DEFAULT_MAX_BODY_BYTES = 1_000_000
+
+function answer(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  })
+}
+
+/** Reads at most `limit` bytes of the body; `undefined` when it is longer. */
+async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  const declared = Number(request.headers.get('content-length'))
+  if (Number.isFinite(declared) && declared > limit) return undefined
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+/** A parsed body we hand to `onEvent`: an object whose `type` is one of the seven event types. */
+function isPayload(value: unknown): value is WebhookPayload {
+  return isPlainObject(value) && (WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(value.type)
+}
+
+/**
+ * `createWebhookHandler({ secret, onEvent })`: 405 for a method other than POST, 413 for a body
+ * over `maxBodyBytes`, 401 for a missing or wrong `X-Signature`, 400 for a body that is not UTF-8
+ * JSON of a webhook payload, 500 when `onEvent` throws, and 200 `{"ok":true}` after `onEvent`
+ * resolves. Error answers are JSON `{ "error": "…" }`.
+ */
+export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
+  if (!isPlainObject(options)) {
+    throw new ConfigError('options', `Expected the webhook handler options to be an object, got ${describe(options)}.`)
+  }
+  const { secret, onEvent } = options
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  if (typeof secret !== 'string' || secret === '') {
+    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}.`)
+  }
+  if (typeof onEvent !== 'function') {
+    throw new ConfigError('onEvent', `Expected \`onEvent\` to be a function, got ${describe(onEvent)}.`)
+  }
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
+    throw new ConfigError('maxBodyBytes', `Expected \`maxBodyBytes\` to be an integer ≥ 1, got ${describe(maxBodyBytes)}.`)
+  }
+  const onError =
+    options.onError ?? ((error: unknown) => console.error('[isomorphic-analytics] webhook onEvent failed:', error))
+  if (typeof onError !== 'function') {
+    throw new ConfigError('onError', `Expected \`onError\` to be a function, got ${describe(onError)}.`)
+  }
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+
+  return async function handleWebhook(request: Request): Promise<Response> {
+    if (request.method !== 'POST') {
+      return answer(405, { error: `Method ${request.method} not allowed; webhooks are POSTed.` }, { Allow: 'POST' })
+    }
+    const raw = await readBody(request, maxBodyBytes).catch(() => null)
+    if (raw === null) return answer(400, { error: 'The request body could not be read.' })
+    if (raw === undefined) return answer(413, { error: `The body is larger than ${maxBodyBytes} bytes.` })
+    const signature = request.headers.get(SIGNATURE_HEADER)
+    if (signature === null) return answer(401, { error: `Missing ${SIGNATURE_HEADER} header.` })
+    if (!(await verifySignature(raw, signature, secret))) {
+      return answer(401, { error: `${SIGNATURE_HEADER} does not match the body.` })
+    }
+    let payload: unknown
+    try {
+      payload = JSON.parse(decoder.decode(raw))
+    } catch {
+      return answer(400, { error: 'The body is not valid UTF-8 JSON.' })
+    }
+    if (!isPayload(payload)) {
+      return answer(400, {
+        error: `Expected a JSON object whose \`type\` is one of ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
+      })
+    }
+    try {
+      await onEvent(payload, request)
+    } catch (error) {
+      // The receiver's own failure: 500 makes the sender retry. Its details stay server-side.
+      try {
+        onError(error, payload)
+      } catch {
+        // A throwing error reporter must not turn the 500 into an unhandled rejection.
+      }
+      return answer(500, { error: 'The event handler failed.' })
+    }
+    return answer(200, { ok: true })
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * `isomorphic-analytics/webhooks`: the forwarded payload and its types, signing and verification,
+ * a fetch-style receiver, delivery to up to five URLs, and audience syncs. Web-standard globals
+ * only (fetch, TextEncoder, AbortController, timers): it runs in Node, Bun, Deno, browsers,
+ * workers and edge runtimes.
+ */
+export {
+  toWebhookPayload,
+  WEBHOOK_EVENT_TYPES,
+  type AliasWebhookPayload,
+  type CollectedMessage,
+  type DeleteWebhookPayload,
+  type DeletionRequest,
+  type GroupWebhookPayload,
+  type IdentifyWebhookPayload,
+  type PageWebhookPayload,
+  type ScreenWebhookPayload,
+  type TrackWebhookPayload,
+  type WebhookEventType,
+  type WebhookInput,
+  type WebhookPayload,
+  type WebhookPayloadOf,
+} from './payload.js'
+export { sign, verifySignature, SIGNATURE_HEADER, type RawBody } from './signature.js'
+export {
+  createWebhookHandler,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+} from './handler.js'
+export {
+  WebhookDestination,
+  type DeliveryResult,
+  type UrlResult,
+  type WebhookDestinationEvents,
+} from './destination.js'
+export {
+  MAX_WEBHOOK_URLS,
+  WEBHOOK_DEFAULTS,
+  WEBHOOK_USER_AGENT,
+  type WebhookDestinationOptions,
+  type WebhookUrl,
+} from './options.js'
+export { audienceSync, snakeCase, type AudienceSyncOptions } from './audience.js'
+export {
+  AbortedError,
+  AnalyticsError,
+  ClientClosedError,
+  ConfigError,
+  HttpError,
+  NetworkError,
+  TimeoutError,
+  TlsError,
+  ValidationError,
+  isAnalyticsError,
+  isConfigError,
+  isHttpError,
+  isValidationError,
+  type ErrorCode,
+} from '../errors.js'

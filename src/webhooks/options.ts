@@ -1,0 +1,194 @@
+/**
+ * `WebhookDestination` options: the one defaults object, validation with errors that name the
+ * option and the value, and the per-URL header sets built once.
+ */
+import { ConfigError } from '../errors.js'
+import { describe, isPlainObject } from '../message/validate.js'
+import { defaultFetch, type FetchLike } from '../platform/runtime.js'
+import type { BackoffOptions } from '../transport/retry-policy.js'
+import { SIGNATURE_HEADER } from './signature.js'
+
+/** The `User-Agent` every forwarded request carries (seed §2.2: `<vendor_token>/1.0`). */
+export const WEBHOOK_USER_AGENT = 'IsomorphicAnalytics-Webhooks/1.0'
+/** At most this many URLs per destination (seed §8). */
+export const MAX_WEBHOOK_URLS = 5
+
+/** The defaults. The README's options table is checked against this object by a test. */
+export const WEBHOOK_DEFAULTS = Object.freeze({
+  /** ms allowed for one request to answer (seed §4.1: 5 seconds). */
+  timeout: 5_000,
+  /** ms after the first attempt after which no retry starts (seed §7: 4 hours). */
+  retryWindow: 14_400_000,
+  /** Full-jitter exponential backoff: retry n waits a uniform [0, min(capMs, baseMs·2^(n-1))). */
+  backoff: Object.freeze({ baseMs: 1_000, capMs: 600_000 }),
+})
+
+export interface WebhookUrl {
+  /** Full http(s) URL. */
+  url: string
+  /** Static headers added to every request to this URL. */
+  headers?: Record<string, string>
+}
+
+export interface WebhookDestinationOptions {
+  /** 1 to 5 receivers; each message is POSTed to all of them in parallel. */
+  urls: readonly WebhookUrl[]
+  /** When set, every request carries `X-Signature`. */
+  sharedSecret?: string
+  /** ms allowed for one request to answer. Default 5000. */
+  timeout?: number
+  /** ms after the first attempt during which retries may start. Default 14,400,000 (4 h). */
+  retryWindow?: number
+  /** The fetch to use. Default: the global `fetch`, looked up at call time. */
+  fetch?: FetchLike
+  /** The retry schedule. Tests shrink it to milliseconds. */
+  backoff?: Partial<BackoffOptions>
+  /** Clock for the retry window (ms). Default `Date.now`. */
+  now?: () => number
+  /** Source of jitter in [0, 1). Default `Math.random`. */
+  random?: () => number
+}
+
+export interface ResolvedTarget {
+  readonly url: string
+  /** Static headers plus User-Agent and Content-Type; X-Signature is added per message. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+export interface ResolvedDestinationOptions {
+  readonly targets: readonly ResolvedTarget[]
+  readonly sharedSecret: string | undefined
+  readonly timeout: number
+  readonly retryWindow: number
+  readonly fetch: FetchLike
+  readonly backoff: BackoffOptions
+  readonly now: () => number
+  readonly random: () => number
+}
+
+/** RFC 9110 §5.6.2 `token`. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+/** RFC 9110 §5.5 field value, restricted to ASCII: visible characters, space and tab. */
+const FIELD_VALUE = /^[\t\x20-\x7e]*$/
+/** Set by the destination itself; a static header may not replace them. */
+const RESERVED = new Set(['user-agent', 'content-type', SIGNATURE_HEADER.toLowerCase()])
+/** Owned by fetch and the connection; setting them would break or confuse the request. */
+const TRANSPORT = new Set(['content-length', 'host', 'transfer-encoding', 'connection'])
+
+function positiveInteger(option: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigError(option, `Expected \`${option}\` to be an integer ≥ ${min}, got ${describe(value)}.`)
+  }
+  return value
+}
+
+function fn<T>(option: string, value: unknown, fallback: T): T {
+  if (value === undefined) return fallback
+  if (typeof value !== 'function') {
+    throw new ConfigError(option, `Expected \`${option}\` to be a function, got ${describe(value)}.`)
+  }
+  return value as T
+}
+
+function resolveUrl(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new ConfigError(option, `Expected \`${option}\` to be an http(s) URL string, got ${describe(value)}.`)
+  }
+  let parsed: URL
+  try {
+    parsed = new URL(value)
+  } catch {
+    throw new ConfigError(option, `Expected \`${option}\` to be an absolute http(s) URL, got ${describe(value)}.`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(option, `Expected \`${option}\` to use http or https, got \`${parsed.protocol}\` in ${describe(value)}.`)
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    // fetch refuses such URLs; that would otherwise surface as a retried network error.
+    throw new ConfigError(option, `Expected \`${option}\` to carry no credentials; send them in a static header instead.`)
+  }
+  return value
+}
+
+function resolveHeaders(option: string, value: unknown): Record<string, string> {
+  if (value === undefined) return {}
+  if (!isPlainObject(value)) {
+    throw new ConfigError(option, `Expected \`${option}\` to be an object of header names to values, got ${describe(value)}.`)
+  }
+  const headers: Record<string, string> = {}
+  const seen = new Set<string>()
+  for (const [name, headerValue] of Object.entries(value)) {
+    const where = `${option}[${JSON.stringify(name)}]`
+    if (!TOKEN.test(name)) {
+      throw new ConfigError(option, `Expected header name ${describe(name)} in \`${option}\` to be an RFC 9110 token (ASCII letters, digits and !#$%&'*+-.^_\`|~; no spaces, colons, CR or LF).`)
+    }
+    const lower = name.toLowerCase()
+    if (RESERVED.has(lower)) {
+      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is set by the destination (User-Agent, Content-Type, X-Signature) and may not be overridden.`)
+    }
+    if (TRANSPORT.has(lower)) {
+      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is managed by the HTTP connection and may not be set.`)
+    }
+    if (seen.has(lower)) {
+      throw new ConfigError(option, `Header \`${name}\` appears twice in \`${option}\` (names are case-insensitive).`)
+    }
+    seen.add(lower)
+    if (typeof headerValue !== 'string') {
+      throw new ConfigError(option, `Expected \`${where}\` to be a string, got ${describe(headerValue)}.`)
+    }
+    if (!FIELD_VALUE.test(headerValue)) {
+      throw new ConfigError(option, `Expected \`${where}\` to hold only visible ASCII characters, spaces and tabs (no CR, LF, other control or non-ASCII characters), got ${describe(headerValue)}.`)
+    }
+    headers[name] = headerValue.trim()
+  }
+  return headers
+}
+
+function resolveTargets(value: unknown): ResolvedTarget[] {
+  if (!Array.isArray(value) || value.length < 1 || value.length > MAX_WEBHOOK_URLS) {
+    const got = Array.isArray(value) ? `${value.length} URLs` : describe(value)
+    throw new ConfigError('urls', `Expected \`urls\` to be an array of 1 to ${MAX_WEBHOOK_URLS} entries, got ${got}.`)
+  }
+  return value.map((entry: unknown, i): ResolvedTarget => {
+    if (!isPlainObject(entry)) {
+      throw new ConfigError(`urls[${i}]`, `Expected \`urls[${i}]\` to be an object { url, headers? }, got ${describe(entry)}.`)
+    }
+    const url = resolveUrl(`urls[${i}].url`, entry.url)
+    const headers = resolveHeaders(`urls[${i}].headers`, entry.headers)
+    return Object.freeze({
+      url,
+      headers: Object.freeze({ ...headers, 'User-Agent': WEBHOOK_USER_AGENT, 'Content-Type': 'application/json' }),
+    })
+  })
+}
+
+/** Validates and normalises the options once; the result is frozen and fully populated. */
+export function resolveDestinationOptions(input: unknown): ResolvedDestinationOptions {
+  if (!isPlainObject(input)) {
+    throw new ConfigError('options', `Expected the WebhookDestination options to be an object, got ${describe(input)}.`)
+  }
+  const options = input as Partial<WebhookDestinationOptions>
+  const { sharedSecret } = options
+  if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret === '')) {
+    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string, got ${describe(sharedSecret)}.`)
+  }
+  if (options.backoff !== undefined && !isPlainObject(options.backoff)) {
+    throw new ConfigError('backoff', `Expected \`backoff\` to be an object { baseMs?, capMs? }, got ${describe(options.backoff)}.`)
+  }
+  const baseMs = positiveInteger('backoff.baseMs', options.backoff?.baseMs, WEBHOOK_DEFAULTS.backoff.baseMs, 1)
+  const capMs = positiveInteger('backoff.capMs', options.backoff?.capMs, WEBHOOK_DEFAULTS.backoff.capMs, 1)
+  if (capMs < baseMs) {
+    throw new ConfigError('backoff.capMs', `Expected \`backoff.capMs\` to be ≥ \`backoff.baseMs\` (${baseMs}), got \`${capMs}\`.`)
+  }
+  return Object.freeze({
+    targets: Object.freeze(resolveTargets(options.urls)),
+    sharedSecret,
+    timeout: positiveInteger('timeout', options.timeout, WEBHOOK_DEFAULTS.timeout, 1),
+    retryWindow: positiveInteger('retryWindow', options.retryWindow, WEBHOOK_DEFAULTS.retryWindow, 0),
+    fetch: fn<FetchLike>('fetch', options.fetch, defaultFetch),
+    backoff: Object.freeze({ baseMs, capMs }),
+    now: fn('now', options.now, () => Date.now()),
+    random: fn('random', options.random, Math.random),
+  })
+}

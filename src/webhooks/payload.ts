@@ -1,0 +1,203 @@
+/**
+ * The forwarded JSON payload (seed §2.3 and §6) and the mapping from a collected message to it.
+ * `WebhookPayload` is a discriminated union: receivers narrow it on `type`.
+ */
+import { ValidationError } from '../errors.js'
+import type { JsonObject, MessageType } from '../message/types.js'
+import { describe, isPlainObject, isValidTimestamp, validateMessage } from '../message/validate.js'
+
+/** Members every payload but delete carries. */
+interface Envelope {
+  version: 1
+  /** ISO 8601, millisecond precision, UTC: `2026-11-22T10:00:00.000Z`. */
+  timestamp: string
+  /** Device, IP address and the like, as the source sent it (`{}` when it sent none). */
+  context: JsonObject
+  /** Passed through from the collected message, so receivers can de-duplicate. */
+  messageId?: string
+  anonymousId?: string
+}
+
+export interface PageWebhookPayload extends Envelope {
+  type: 'page'
+  userId?: string
+  name?: string
+  category?: string
+  /** path, referrer, title, url, and any further keys. */
+  properties: JsonObject
+}
+
+export interface ScreenWebhookPayload extends Envelope {
+  type: 'screen'
+  userId?: string
+  name?: string
+  category?: string
+  properties: JsonObject
+}
+
+export interface IdentifyWebhookPayload extends Envelope {
+  type: 'identify'
+  userId?: string
+  traits: JsonObject
+}
+
+export interface TrackWebhookPayload extends Envelope {
+  type: 'track'
+  userId?: string
+  event: string
+  properties: JsonObject
+}
+
+export interface AliasWebhookPayload extends Envelope {
+  type: 'alias'
+  /** What the original service really sent. */
+  previousId: string
+  userId: string
+  /** The same two ids under the keys the seed document shows. */
+  'Previous ID': string
+  'User ID': string
+}
+
+export interface GroupWebhookPayload extends Envelope {
+  type: 'group'
+  userId?: string
+  groupId: string
+  /** Keys untouched (they may contain spaces). */
+  traits: JsonObject
+}
+
+/** A deletion notification: only these three members, no `version`. */
+export interface DeleteWebhookPayload {
+  type: 'delete'
+  userId: string
+  timestamp: string
+}
+
+export type WebhookPayload =
+  | PageWebhookPayload
+  | ScreenWebhookPayload
+  | IdentifyWebhookPayload
+  | TrackWebhookPayload
+  | AliasWebhookPayload
+  | GroupWebhookPayload
+  | DeleteWebhookPayload
+
+export type WebhookEventType = WebhookPayload['type']
+
+/** The payload type for one event type: `WebhookPayloadOf<'track'>` is `TrackWebhookPayload`. */
+export type WebhookPayloadOf<T extends WebhookEventType> = Extract<WebhookPayload, { type: T }>
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'page',
+  'screen',
+  'identify',
+  'track',
+  'alias',
+  'group',
+  'delete',
+]
+
+/** A message as the collector received it (or as the client sends it). Other members are ignored. */
+export interface CollectedMessage {
+  type: MessageType
+  userId?: string
+  anonymousId?: string
+  messageId?: string
+  timestamp?: Date | string
+  context?: JsonObject
+  event?: string
+  name?: string
+  category?: string
+  properties?: JsonObject
+  /** identify and group traits; on page, Go v2's name for `properties`. */
+  traits?: JsonObject
+  groupId?: string
+  previousId?: string
+  [member: string]: unknown
+}
+
+/** A deletion request for one user. `timestamp` defaults to now. */
+export interface DeletionRequest {
+  type: 'delete'
+  userId: string
+  timestamp?: Date | string
+}
+
+export type WebhookInput = CollectedMessage | DeletionRequest
+
+const toIso = (value: Date | string | undefined): string =>
+  value === undefined ? new Date().toISOString() : new Date(value).toISOString()
+
+/**
+ * One payload in a stable member order: version, type, ids, the type's own members, timestamp,
+ * context. Optional strings are copied only when present.
+ */
+function build(type: MessageType, message: Record<string, unknown>, members: Record<string, unknown>): WebhookPayload {
+  const out: Record<string, unknown> = { version: 1, type }
+  if (typeof message.messageId === 'string') out.messageId = message.messageId
+  if (typeof message.anonymousId === 'string') out.anonymousId = message.anonymousId
+  if (typeof message.userId === 'string') out.userId = message.userId
+  for (const key in members) if (members[key] !== undefined) out[key] = members[key]
+  out.timestamp = toIso(message.timestamp as Date | string | undefined)
+  out.context = (message.context as JsonObject | undefined) ?? {}
+  return out as unknown as WebhookPayload
+}
+
+const objectOr = (value: unknown): JsonObject => (value as JsonObject | undefined) ?? {}
+const stringOr = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+function deletion(message: Record<string, unknown>): DeleteWebhookPayload {
+  if (typeof message.userId !== 'string' || message.userId === '') {
+    throw new ValidationError('userId', `Expected \`userId\` of a delete to be a non-empty string, got ${describe(message.userId)}.`)
+  }
+  if (message.timestamp !== undefined && !isValidTimestamp(message.timestamp)) {
+    throw new ValidationError(
+      'timestamp',
+      `Expected \`timestamp\` to be a valid Date or ISO 8601 string, got ${describe(message.timestamp)}.`,
+    )
+  }
+  return { type: 'delete', userId: message.userId, timestamp: toIso(message.timestamp as Date | string | undefined) }
+}
+
+/**
+ * Maps a collected message, or a deletion request, to the payload forwarded to webhook URLs.
+ * Validates as the collector does and throws `ValidationError` (naming the field) for an unknown
+ * `type` or a missing or mistyped member. Does not mutate its argument; `context` and the
+ * property/trait objects are passed by reference, not copied.
+ */
+export function toWebhookPayload<T extends WebhookInput>(message: T): WebhookPayloadOf<T['type']>
+export function toWebhookPayload(message: Record<string, unknown>): WebhookPayload
+export function toWebhookPayload(input: unknown): WebhookPayload {
+  if (!isPlainObject(input)) {
+    throw new ValidationError('message', `Expected the message to be an object, got ${describe(input)}.`)
+  }
+  const type = input.type
+  if (typeof type !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)) {
+    throw new ValidationError(
+      'type',
+      `Expected \`type\` to be one of ${WEBHOOK_EVENT_TYPES.join(', ')}, got ${describe(type)}.`,
+    )
+  }
+  if (type === 'delete') return deletion(input)
+  const m: Record<string, unknown> = input
+  validateMessage(type as MessageType, m)
+  switch (type as MessageType) {
+    case 'page':
+      // Go v2 sent Page `Traits` as `properties`; a message may still carry them as `traits`.
+      return build('page', m, {
+        name: stringOr(m.name),
+        category: stringOr(m.category),
+        properties: objectOr(m.properties ?? m.traits),
+      })
+    case 'screen':
+      return build('screen', m, { name: stringOr(m.name), category: stringOr(m.category), properties: objectOr(m.properties) })
+    case 'identify':
+      return build('identify', m, { traits: objectOr(m.traits) })
+    case 'track':
+      return build('track', m, { event: m.event, properties: objectOr(m.properties) })
+    case 'group':
+      return build('group', m, { groupId: m.groupId, traits: objectOr(m.traits) })
+    case 'alias':
+      return build('alias', m, { previousId: m.previousId, 'Previous ID': m.previousId, 'User ID': m.userId })
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Request signing (seed §5): `X-Signature` is the lowercase hex HMAC-SHA1 of the exact UTF-8
+ * bytes of the body, keyed with the shared secret. The sender signs the very string it sends; a
+ * receiver must verify the raw bytes it received, never a re-serialised parse of them.
+ */
+import { ConfigError, ValidationError } from '../errors.js'
+import { describe } from '../message/validate.js'
+import { hmac } from '@noble/hashes/hmac'
+import { sha1 } from '@noble/hashes/legacy'
+
+/** The header that carries the signature. */
+export const SIGNATURE_HEADER = 'X-Signature'
+
+/** What `verifySignature` accepts as the raw body: the text, or its bytes (Buffer included). */
+export type RawBody = string | ArrayBuffer | ArrayBufferView
+
+const encoder = new TextEncoder()
+const HEX = Array.from({ length: 256 }, (_, i) => (i + 0x100).toString(16).slice(1))
+const SIGNATURE_PATTERN = /^[0-9a-f]{40}$/i
+
+// A reused buffer for UTF-8 encoding: signing is synchronous, so no two calls share it at once.
+let scratch = new Uint8Array(4096)
+
+function encodeUtf8(text: string): { bytes: Uint8Array; length: number } {
+  // A UTF-16 code unit never takes more than 3 UTF-8 bytes.
+  if (text.length * 3 > scratch.length) scratch = new Uint8Array(Math.max(text.length * 3, scratch.length * 2))
+  const { written } = encoder.encodeInto(text, scratch)
+  return { bytes: scratch, length: written }
+}
+
+type KeyedHmac = ReturnType<typeof hmac.create>
+
+// One keyed HMAC per secret, cloned for each message (the key's two pad blocks are hashed once).
+// A destination or a receiver uses one or two secrets; the bound only stops a caller that signs
+// with ever-new secrets from growing the cache without limit.
+const MAX_CACHED_KEYS = 64
+const keys = new Map<string, KeyedHmac>()
+
+function hmacSha1(secret: string, bytes: Uint8Array): Uint8Array {
+  let keyed = keys.get(secret)
+  if (!keyed) {
+    keyed = hmac.create(sha1, encoder.encode(secret))
+    if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value as string)
+    keys.set(secret, keyed)
+  }
+  return keyed.clone().update(bytes).digest()
+}
+
+function toBytes(body: RawBody): Uint8Array | undefined {
+  if (body instanceof Uint8Array) return body
+  if (body instanceof ArrayBuffer) return new Uint8Array(body)
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
+  return undefined
+}
+
+function toHex(digest: Uint8Array): string {
+  let hex = ''
+  for (let i = 0; i < digest.length; i++) hex += HEX[digest[i]]
+  return hex
+}
+
+/** The signature of `body` under `secret`, synchronously. Used on the delivery hot path. */
+export function signSync(body: string | Uint8Array, secret: string): string {
+  if (typeof secret !== 'string' || secret === '') {
+    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}.`)
+  }
+  if (typeof body === 'string') {
+    const { bytes, length } = encodeUtf8(body)
+    return toHex(hmacSha1(secret, bytes.subarray(0, length)))
+  }
+  if (body instanceof Uint8Array) return toHex(hmacSha1(secret, body))
+  throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}.`)
+}
+
+/**
+ * `sign(body, secret)`: lowercase hex HMAC-SHA1 of the UTF-8 body. Rejects with `ConfigError` for
+ * an empty or non-string secret and `ValidationError` for a body that is not a string or bytes.
+ */
+export async function sign(body: string | Uint8Array, secret: string): Promise<string> {
+  return signSync(body, secret)
+}
+
+/** Compares two byte arrays in time that depends only on their length. */
+export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i]
+  return diff === 0
+}
+
+function verifyNow(rawBody: unknown, signature: unknown, secret: unknown): boolean {
+  if (typeof signature !== 'string' || typeof secret !== 'string' || secret === '') return false
+  const hex = signature.trim()
+  if (!SIGNATURE_PATTERN.test(hex)) return false
+  const given = new Uint8Array(20)
+  for (let i = 0; i < 20; i++) given[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+  let expected: Uint8Array
+  if (typeof rawBody === 'string') {
+    const { bytes, length } = encodeUtf8(rawBody)
+    expected = hmacSha1(secret, bytes.subarray(0, length))
+  } else {
+    const bytes = toBytes(rawBody as RawBody)
+    if (!bytes) return false
+    expected = hmacSha1(secret, bytes)
+  }
+  return timingSafeEqual(expected, given)
+}
+
+/**
+ * Whether `signature` (the `X-Signature` header) is the HMAC-SHA1 of `rawBody` under `secret`.
+ * Pass the body exactly as received (string or bytes). The comparison is constant-time. Resolves
+ * `false`, never rejects, for a missing, malformed or wrong signature, a missing secret, or a body
+ * of another type. Hex digits are accepted in either case.
+ */
+export async function verifySignature(
+  rawBody: RawBody,
+  signature: string | null | undefined,
+  secret: string,
+): Promise<boolean> {
+  try {
+    return verifyNow(rawBody, signature, secret)
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest'
+import { audienceSync, isValidationError, snakeCase } from '../../src/webhooks/index.js'
+
+describe('snakeCase', () => {
+  const cases: Array<[string, string]> = [
+    // spaces, dashes, other separators
+    ['High Value Users', 'high_value_users'],
+    ['VIP-Customers 2024', 'vip_customers_2024'],
+    ['  churn   risk -- q4  ', 'churn_risk_q4'],
+    ['already_snake_case', 'already_snake_case'],
+    ['__leading and trailing__', 'leading_and_trailing'],
+    ['dots.and/slashes+plus', 'dots_and_slashes_plus'],
+    // camelCase, PascalCase, acronyms, digits
+    ['HighValueUsers', 'high_value_users'],
+    ['highValueUsers', 'high_value_users'],
+    ['VIPUsers', 'vip_users'],
+    ['usersVIP', 'users_vip'],
+    ['HTTPServerErrors', 'http_server_errors'],
+    ['Top10Users', 'top10_users'],
+    ['Q4 2024', 'q4_2024'],
+    ["Women's Shoes", 'womens_shoes'],
+    ['Women’s Shoes', 'womens_shoes'],
+    // diacritics stripped through NFKD; letters without a decomposition transliterated
+    ['Café Lovers', 'cafe_lovers'],
+    ['Crème Brûlée Fans', 'creme_brulee_fans'],
+    ['Größe Kunden', 'grosse_kunden'],
+    ['Ærøskøbing Ølbryggere', 'aeroskobing_olbryggere'],
+    ['Łódź Shoppers', 'lodz_shoppers'],
+    ['ÆRØ Fans', 'aero_fans'],
+    ['GROẞE Kunden', 'grosse_kunden'],
+    ['İstanbul ışık', 'istanbul_isik'],
+    ['ﬁnance ＶＩＰ', 'finance_vip'],
+    // other scripts kept (lower-cased where they have case), emoji are separators
+    ['Ελληνικά Πελάτες', 'ελληνικα_πελατες'],
+    ['高价值用户', '高价值用户'],
+    ['VIP 高价值 Users', 'vip_高价值_users'],
+    ['🔥 Hot Leads 🔥', 'hot_leads'],
+    ['Москва Users', 'москва_users'],
+  ]
+  for (const [input, expected] of cases) {
+    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+      expect(snakeCase(input)).toBe(expected)
+    })
+  }
+
+  it('is idempotent', () => {
+    for (const [input] of cases) expect(snakeCase(snakeCase(input))).toBe(snakeCase(input))
+  })
+
+  it('gives "" for a name without letters or digits', () => {
+    expect(snakeCase('🔥 - 🔥')).toBe('')
+    expect(snakeCase('')).toBe('')
+  })
+})
+
+describe('audienceSync', () => {
+  const timestamp = '2026-11-22T10:00:00.000Z'
+
+  it('first sync (no previous members): an identify with the trait true for every member', () => {
+    const payloads = audienceSync('High Value Users', [], ['u1', 'u2', 'u3'], { timestamp })
+    expect(payloads).toHaveLength(3)
+    expect(payloads.map((p) => p.userId)).toEqual(['u1', 'u2', 'u3'])
+    for (const payload of payloads) {
+      expect(payload).toStrictEqual({
+        version: 1,
+        type: 'identify',
+        messageId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        userId: payload.userId,
+        traits: { high_value_users: true },
+        timestamp,
+        context: {},
+      })
+    }
+    expect(new Set(payloads.map((p) => p.messageId)).size).toBe(3)
+    expect(audienceSync('x', undefined, ['u1'])).toHaveLength(1)
+  })
+
+  it('later syncs: added members true, removed members false, unchanged members omitted', () => {
+    const payloads = audienceSync('VIP-Customers 2024', new Set(['u1', 'u2', 'u3']), new Set(['u2', 'u3', 'u4', 'u5']), { timestamp })
+    expect(payloads.map((p) => [p.userId, p.traits])).toEqual([
+      ['u4', { vip_customers_2024: true }],
+      ['u5', { vip_customers_2024: true }],
+      ['u1', { vip_customers_2024: false }],
+    ])
+  })
+
+  it('nothing changed: no payloads; everyone left: all false; duplicates count once', () => {
+    expect(audienceSync('a', ['u1', 'u2'], ['u2', 'u1'])).toEqual([])
+    expect(audienceSync('a', ['u1', 'u2'], []).map((p) => p.traits.a)).toEqual([false, false])
+    expect(audienceSync('a', [], ['u1', 'u1', 'u1'])).toHaveLength(1)
+  })
+
+  it('accepts any iterable (generator, Map keys) and a Date timestamp; passes context through', () => {
+    function* members() {
+      yield 'u1'
+      yield 'u2'
+    }
+    const context = { source: 'personas' }
+    const payloads = audienceSync('Café Lovers', new Map([['u1', 1]]).keys(), members(), {
+      timestamp: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+      context,
+    })
+    expect(payloads).toHaveLength(1)
+    expect(payloads[0]).toMatchObject({ userId: 'u2', traits: { cafe_lovers: true }, timestamp: '2026-01-02T03:04:05.006Z', context })
+  })
+
+  it('throws ValidationError for an audience name without letters or digits, bad member ids, or a string as members', () => {
+    const bad: Array<[() => unknown, string]> = [
+      [() => audienceSync('🔥', [], ['u1']), 'audienceName'],
+      [() => audienceSync(42 as unknown as string, [], ['u1']), 'audienceName'],
+      [() => audienceSync('a', [], ['u1', '']), 'currentMembers'],
+      [() => audienceSync('a', [7 as unknown as string], []), 'previousMembers'],
+      [() => audienceSync('a', [], 'u1' as unknown as string[]), 'currentMembers'],
+      [() => audienceSync('a', [], 5 as unknown as string[]), 'currentMembers'],
+      [() => audienceSync('a', [], ['u1'], { timestamp: 'nope' }), 'timestamp'],
+    ]
+    for (const [call, field] of bad) {
+      let error: unknown
+      try {
+        call()
+      } catch (e) {
+        error = e
+      }
+      expect(isValidationError(error), field).toBe(true)
+      expect((error as { field: string }).field).toBe(field)
+    }
+  })
+})

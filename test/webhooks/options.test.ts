@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, WebhookDestination, isConfigError, type WebhookDestinationOptions } from '../../src/webhooks/index.js'
+
+const url = 'https://hooks.example.com/in'
+
+function configError(options: unknown): ConfigError {
+  try {
+    new WebhookDestination(options as WebhookDestinationOptions)
+  } catch (error) {
+    expect(isConfigError(error)).toBe(true)
+    expect(error).toBeInstanceOf(ConfigError)
+    return error as ConfigError
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(options)}`)
+}
+
+describe('WebhookDestination options', () => {
+  it('accepts 1 to 5 http(s) URLs with valid static headers', () => {
+    const urls = Array.from({ length: 5 }, (_, i) => ({ url: `http://127.0.0.1:${8000 + i}/hook?i=${i}`, headers: { Authorization: 'Bearer abc', 'X-Team': 'growth\tteam' } }))
+    expect(new WebhookDestination({ urls }).urls).toEqual(urls.map((u) => u.url))
+    expect(new WebhookDestination({ urls: [{ url }], sharedSecret: 's', timeout: 1, retryWindow: 0 }).urls).toEqual([url])
+  })
+
+  it('more than 5 URLs, or none, is a ConfigError naming `urls`', () => {
+    const six = Array.from({ length: 6 }, () => ({ url }))
+    const error = configError({ urls: six })
+    expect(error.option).toBe('urls')
+    expect(error.message).toMatch(/1 to 5 entries, got 6 URLs/)
+    expect(configError({ urls: [] }).message).toMatch(/got 0 URLs/)
+    expect(configError({}).option).toBe('urls')
+    expect(configError({ urls: url }).option).toBe('urls')
+  })
+
+  it('a non-http(s) or unparsable URL, or one with credentials, is a ConfigError naming the entry', () => {
+    for (const bad of ['ftp://example.com/hook', 'file:///etc/passwd', 'javascript:alert(1)', 'ws://example.com', '/relative/path', 'not a url', '']) {
+      const error = configError({ urls: [{ url }, { url: bad }] })
+      expect(error.option, bad).toBe('urls[1].url')
+    }
+    expect(configError({ urls: [{ url: 'ftp://example.com' }] }).message).toMatch(/http or https, got `ftp:`/)
+    expect(configError({ urls: [{ url: 'https://user:pw@example.com/' }] }).message).toMatch(/credentials/)
+    expect(configError({ urls: ['https://example.com'] }).option).toBe('urls[0]')
+  })
+
+  it('header names that are not RFC 9110 tokens are ConfigErrors', () => {
+    for (const name of ['X Bad', 'X-Bad:', 'X-Bad\r\nInjected: 1', 'X-Bäd', '', 'X-Bad\n', '(comment)']) {
+      const error = configError({ urls: [{ url, headers: { [name]: 'v' } }] })
+      expect(error.option, JSON.stringify(name)).toBe('urls[0].headers')
+      expect(error.message).toMatch(/token/)
+    }
+  })
+
+  it('header values with CR, LF, other control or non-ASCII characters are ConfigErrors', () => {
+    for (const value of ['a\r\nX-Injected: 1', 'a\nb', 'a\rb', 'caf\u00e9', 'emoji 😀', 'nul\u0000', 'del\u007f']) {
+      const error = configError({ urls: [{ url, headers: { 'X-Ok': value } }] })
+      expect(error.option, JSON.stringify(value)).toBe('urls[0].headers')
+      expect(error.message).toMatch(/visible ASCII/)
+    }
+    expect(configError({ urls: [{ url, headers: { 'X-Num': 5 } }] }).message).toMatch(/to be a string, got `5`/)
+    expect(configError({ urls: [{ url, headers: 'X-A: b' }] }).option).toBe('urls[0].headers')
+  })
+
+  it('static headers may not set User-Agent, Content-Type or X-Signature (any case), nor transport headers', () => {
+    for (const name of ['User-Agent', 'user-agent', 'CONTENT-TYPE', 'Content-Type', 'x-signature', 'X-Signature']) {
+      expect(configError({ urls: [{ url, headers: { [name]: 'x' } }] }).message).toMatch(/may not be overridden/)
+    }
+    for (const name of ['Host', 'content-length', 'Transfer-Encoding', 'Connection']) {
+      expect(configError({ urls: [{ url, headers: { [name]: 'x' } }] }).message).toMatch(/managed by the HTTP connection/)
+    }
+    expect(configError({ urls: [{ url, headers: { 'X-A': '1', 'x-a': '2' } }] }).message).toMatch(/appears twice/)
+  })
+
+  it('numbers, functions and the secret are validated with the option named', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ timeout: 0 }, 'timeout'],
+      [{ timeout: 1.5 }, 'timeout'],
+      [{ timeout: '5000' }, 'timeout'],
+      [{ retryWindow: -1 }, 'retryWindow'],
+      [{ retryWindow: Infinity }, 'retryWindow'],
+      [{ sharedSecret: '' }, 'sharedSecret'],
+      [{ sharedSecret: 42 }, 'sharedSecret'],
+      [{ fetch: 'fetch' }, 'fetch'],
+      [{ now: 1 }, 'now'],
+      [{ random: 0.5 }, 'random'],
+      [{ backoff: 100 }, 'backoff'],
+      [{ backoff: { baseMs: 0 } }, 'backoff.baseMs'],
+      [{ backoff: { baseMs: 1000, capMs: 10 } }, 'backoff.capMs'],
+    ]
+    for (const [extra, option] of cases) {
+      const error = configError({ urls: [{ url }], ...extra })
+      expect(error.option, JSON.stringify(extra)).toBe(option)
+      expect(error.message).toContain(`\`${option}\``)
+    }
+    expect(configError({ urls: [{ url }], timeout: 0 }).message).toBe('Expected `timeout` to be an integer ≥ 1, got `0`.')
+    expect(configError(null).option).toBe('options')
+  })
+})

@@ -1,0 +1,103 @@
+import { createHmac } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { isConfigError, sign, verifySignature } from '../../src/webhooks/index.js'
+import { signSync } from '../../src/webhooks/signature.js'
+
+const SECRET = 'whsec_0123456789'
+const nodeHmac = (body: string | Buffer, secret: string) => createHmac('sha1', secret).update(body).digest('hex')
+
+const BODIES: Record<string, string> = {
+  empty: '',
+  ascii: '{"version":1,"type":"track","event":"Order Completed","properties":{"total":12.5}}',
+  'multi-byte': '{"type":"identify","traits":{"name":"Zoë Æsir","city":"São Paulo","größe":"groß","中文":"汉字"}}',
+  emoji: '{"type":"track","event":"🔥 Hot","properties":{"mood":"😀👍🏽","flag":"🇯🇵","family":"👨‍👩‍👧"}}',
+  'escaped and raw': '{"a":"\\u00e9 vs é","b":"line\\nbreak","c":"\\ud83d\\ude00 vs 😀"}',
+}
+
+describe('sign', () => {
+  for (const [name, body] of Object.entries(BODIES)) {
+    it(`matches node:crypto HMAC-SHA1 for a ${name} body`, async () => {
+      const signature = await sign(body, SECRET)
+      expect(signature).toBe(nodeHmac(body, SECRET))
+      expect(signature).toMatch(/^[0-9a-f]{40}$/)
+    })
+  }
+
+  it('signs the UTF-8 bytes: a string and its Uint8Array encoding give the same signature', async () => {
+    const body = BODIES.emoji
+    expect(await sign(new TextEncoder().encode(body), SECRET)).toBe(await sign(body, SECRET))
+  })
+
+  it('matches node:crypto at every length around the 64-byte block boundaries, with short, long and non-ASCII keys', () => {
+    const keys = ['k', 'x'.repeat(64), 'long key '.repeat(20), 'clé secrète 🔑']
+    for (const secret of keys) {
+      for (let length = 0; length <= 300; length++) {
+        const body = Buffer.alloc(length, 0)
+        for (let i = 0; i < length; i++) body[i] = (i * 31 + length) & 0xff
+        const ours = signSync(new Uint8Array(body), secret)
+        expect(ours, `key ${JSON.stringify(secret)}, length ${length}`).toBe(nodeHmac(body, secret))
+      }
+    }
+  })
+
+  it('hashes a large body (1 MB, many blocks) like node:crypto', async () => {
+    const body = 'é🔥x'.repeat(150_000)
+    expect(await sign(body, SECRET)).toBe(nodeHmac(body, SECRET))
+  })
+
+  it('rejects with a ConfigError for an empty or missing secret', async () => {
+    await expect(sign('{}', '')).rejects.toSatisfy(isConfigError)
+    await expect(sign('{}', undefined as unknown as string)).rejects.toThrow(/`secret`/)
+  })
+
+  it('rejects a body that is neither a string nor bytes', async () => {
+    await expect(sign({ a: 1 } as unknown as string, SECRET)).rejects.toThrow(/`body`/)
+  })
+})
+
+describe('verifySignature', () => {
+  for (const [name, body] of Object.entries(BODIES)) {
+    it(`accepts node:crypto's signature of a ${name} body, as a string and as bytes`, async () => {
+      const signature = nodeHmac(body, SECRET)
+      const bytes = Buffer.from(body, 'utf8')
+      expect(await verifySignature(body, signature, SECRET)).toBe(true)
+      expect(await verifySignature(bytes, signature, SECRET)).toBe(true)
+      expect(await verifySignature(new Uint8Array(bytes).buffer, signature, SECRET)).toBe(true)
+      expect(await verifySignature(new DataView(new Uint8Array(bytes).buffer), signature, SECRET)).toBe(true)
+    })
+  }
+
+  it('accepts a byte view into a larger buffer (offset honoured)', async () => {
+    const body = Buffer.from(BODIES.ascii)
+    const big = Buffer.concat([Buffer.from('garbage'), body, Buffer.from('trailing')])
+    const view = big.subarray(7, 7 + body.length)
+    expect(await verifySignature(view, nodeHmac(body, SECRET), SECRET)).toBe(true)
+  })
+
+  it('accepts upper-case hex and surrounding whitespace', async () => {
+    const signature = nodeHmac(BODIES.ascii, SECRET)
+    expect(await verifySignature(BODIES.ascii, signature.toUpperCase(), SECRET)).toBe(true)
+    expect(await verifySignature(BODIES.ascii, ` ${signature} `, SECRET)).toBe(true)
+  })
+
+  it('is false for a tampered body, a wrong secret, or a re-serialised body', async () => {
+    const body = '{"b":1, "a":"é"}'
+    const signature = nodeHmac(body, SECRET)
+    expect(await verifySignature(body.replace('1', '2'), signature, SECRET)).toBe(false)
+    expect(await verifySignature(body, signature, 'other secret')).toBe(false)
+    expect(await verifySignature(JSON.stringify(JSON.parse(body)), signature, SECRET)).toBe(false)
+  })
+
+  it('is false, never a throw, for missing or malformed signatures and bad arguments', async () => {
+    const body = BODIES.ascii
+    const good = nodeHmac(body, SECRET)
+    const bad: unknown[] = [undefined, null, '', 'abc', good.slice(1), good + '0', 'z'.repeat(40), `sha1=${good}`, 42, {}, [good]]
+    for (const signature of bad) {
+      await expect(verifySignature(body, signature as string, SECRET), String(signature)).resolves.toBe(false)
+    }
+    await expect(verifySignature(body, good, '')).resolves.toBe(false)
+    await expect(verifySignature(body, good, undefined as unknown as string)).resolves.toBe(false)
+    await expect(verifySignature(42 as unknown as string, good, SECRET)).resolves.toBe(false)
+    await expect(verifySignature(null as unknown as string, good, SECRET)).resolves.toBe(false)
+  })
+})
