@@ -72,7 +72,6 @@ describe('browser bundles of the isomorphic entries', () => {
   it('the IIFE build is self-contained: no import, no require, exposes IsomorphicAnalytics', () => {
     requireBuild('isomorphic-analytics.global.js')
     const code = readFileSync(join(DIST, 'isomorphic-analytics.global.js'), 'utf8')
-    // (lodash.merge's guarded `freeModule.require('util')` is a property call, not a module require.)
     expect(code.match(/(?<![.\w$])require\s*\(\s*["'][^"']*["']\)/)?.[0]).toBeUndefined()
     expect(code.match(/^\s*import[\s{*]/m)?.[0]).toBeUndefined()
     expect(code.slice(0, 60)).toMatch(/^(?:"use strict";)?var IsomorphicAnalytics=/)

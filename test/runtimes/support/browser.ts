@@ -3,9 +3,7 @@
  * the pages the tests load, and Debian's chromium launched by playwright-core with a fresh profile.
  *
  * The ESM page loads the real `dist/index.js` through an import map. Its external dependencies
- * are served from node_modules: `p-retry` and `is-network-error` are ESM and load as they are;
- * `lodash.merge` is CommonJS, so it is wrapped once into an ESM file by esbuild (what a CDN such
- * as esm.sh does for import-map users). The web worker imports a browser bundle of the package
+ * (`p-retry` and `is-network-error`, both ESM) are served from node_modules as they are. The web worker imports a browser bundle of the package
  * made by esbuild (import maps do not apply inside workers), which is also how bundler users run it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -25,7 +23,6 @@ const CHROMIUM_ARGS = [
 const IMPORT_MAP = {
   imports: {
     'isomorphic-analytics': '/dist/index.js',
-    'lodash.merge': '/vendor/lodash.merge.js',
     'p-retry': '/node_modules/p-retry/index.js',
     'is-network-error': '/node_modules/is-network-error/index.js',
   },
@@ -74,15 +71,11 @@ export interface PageServer {
 
 export async function startPageServer(): Promise<PageServer> {
   requireBuild('index.js', 'isomorphic-analytics.global.js')
-  const lodashMerge = await build({
-    entryPoints: [join(ROOT, 'node_modules/lodash.merge/index.js')], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent',
-  })
   const bundle = await build({
     stdin: { contents: "export * from 'isomorphic-analytics'", resolveDir: ROOT, sourcefile: 'bundle.js' },
     bundle: true, format: 'esm', platform: 'browser', conditions: ['worker', 'browser'], write: false, logLevel: 'silent',
   })
   const generated: Record<string, string> = {
-    '/vendor/lodash.merge.js': lodashMerge.outputFiles[0].text,
     '/bundle/index.js': bundle.outputFiles[0].text,
     ...PAGES,
   }
