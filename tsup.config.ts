@@ -1,18 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { defineConfig, type Options } from 'tsup'
 
 const { version } = JSON.parse(readFileSync('./package.json', 'utf8')) as { version: string }
 const define = { __VERSION__: JSON.stringify(version) }
 
-const allEntries: Record<string, string> = {
+const entry: Record<string, string> = {
   index: 'src/index.ts',
   webhooks: 'src/webhooks/index.ts',
   collector: 'src/collector/index.ts',
   testing: 'src/testing/index.ts',
   cli: 'src/cli/index.ts',
 }
-// TODO(before release): drop this filter once every entry exists.
-const entry = Object.fromEntries(Object.entries(allEntries).filter(([, file]) => existsSync(file)))
 
 const shared: Options = {
   entry,

@@ -1,4 +1,4 @@
-/** docs/webhooks.md: its defaults agree with the code, and its examples run. */
+/** README (webhooks sections): its defaults agree with the code, and its examples run. */
 import { createHmac } from 'node:crypto'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,12 +7,12 @@ import { afterAll, describe, expect, it, vi } from 'vitest'
 import { WEBHOOK_DEFAULTS, WEBHOOK_USER_AGENT, toWebhookPayload } from '../../src/webhooks/index.js'
 import { bundleWebhooks } from './bundle.js'
 
-const docs = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8')
+const docs = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 const codeBlocks = [...docs.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
 const cleanups: string[] = []
 afterAll(() => cleanups.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
-describe('docs/webhooks.md', () => {
+describe('README: webhooks', () => {
   it('the options table states the defaults the code uses', () => {
     const rows = new Map(
       [...docs.matchAll(/^\| `([\w.]+)` \| [^|]+ \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]),

@@ -1,0 +1,169 @@
+/**
+ * Command-line arguments of `isomorphic-analytics collect`, parsed with `node:util` parseArgs and
+ * turned into a collector config. Every problem is a `UsageError` (exit code 2) that says what
+ * is wrong and how to fix it.
+ */
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import type { CollectorConfig, SourceConfig, WebhookUrlConfig } from '../collector/index.js'
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}
+
+export const HELP = `Usage: isomorphic-analytics collect [options]
+
+Runs the analytics collector: accepts batches from clients (POST /v1/batch and
+the single calls) and forwards every message to the source's webhook URLs.
+
+Source (give --write-key, or --config, or both):
+  --write-key KEY         write key clients send (Basic auth user, or "writeKey")
+  --name NAME             name of that source (default: "default")
+  --webhook URL           forward to this http(s) URL; repeat for up to 5 URLs
+  --header 'Name: value'  static header sent to every --webhook URL; repeatable
+  --shared-secret SECRET  sign forwarded bodies (X-Signature, HMAC-SHA1 hex)
+  --config FILE           JSON file: { "sources": [...], "adminToken"?, "port"?, "host"? }
+                          (same shape as createCollector's config; keeps secrets
+                          off the command line)
+
+Server:
+  --port N                port to listen on (default: 8700; 0 picks a free one)
+  --host ADDR             address to bind (default: 127.0.0.1, loopback only)
+  --admin-token TOKEN     enable POST /v1/deletions and POST /v1/audiences,
+                          authenticated with "Authorization: Bearer TOKEN"
+  --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
+                          in flight before giving up (default: 10000)
+  --progress-interval MS  when output is not a terminal, print counts this
+                          often (default: 5000)
+
+  -h, --help              show this help
+  -v, --version           show the version
+
+Set DEBUG=analytics for a log line per request, delivery and retry.
+
+Example:
+  isomorphic-analytics collect --port 8700 --write-key KEY \\
+    --webhook https://example.com/hook --shared-secret s3cret
+`
+
+export interface CollectArgs {
+  port: number
+  host: string
+  drainTimeout: number
+  progressInterval: number
+  config: CollectorConfig
+}
+
+const OPTIONS = {
+  'write-key': { type: 'string' },
+  name: { type: 'string' },
+  webhook: { type: 'string', multiple: true },
+  header: { type: 'string', multiple: true },
+  'shared-secret': { type: 'string' },
+  config: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'admin-token': { type: 'string' },
+  'drain-timeout': { type: 'string' },
+  'progress-interval': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${flag} expects an integer from ${min} to ${max}, got "${text}".`)
+  }
+  return value
+}
+
+function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':')
+  if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got "${text}".`)
+  return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()]
+}
+
+interface ConfigFile extends Partial<CollectorConfig> {
+  port?: number
+  host?: string
+}
+
+function readConfigFile(path: string): ConfigFile {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(`--config: cannot read ${path}: ${(error as Error).message}`)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    throw new UsageError(`--config: ${path} is not valid JSON: ${(error as Error).message}`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--config: ${path} must hold a JSON object { "sources": [...] }.`)
+  }
+  return parsed as ConfigFile
+}
+
+export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'collect'; args: CollectArgs }
+
+export function parseCommand(argv: readonly string[]): Command {
+  let parsed
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (values.help) return { kind: 'help' }
+  if (values.version) return { kind: 'version' }
+  if (positionals.length === 0) throw new UsageError('Missing command: try "isomorphic-analytics collect --help".')
+  if (positionals[0] !== 'collect') throw new UsageError(`Unknown command "${positionals[0]}"; the command is "collect".`)
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`)
+
+  const file = values.config === undefined ? {} : readConfigFile(values.config)
+  const { port: filePort, host: fileHost, ...fileConfig } = file
+  const sources: SourceConfig[] = Array.isArray(fileConfig.sources) ? [...fileConfig.sources] : []
+  const webhooks = values.webhook ?? []
+  const headers = Object.fromEntries((values.header ?? []).map(parseHeader))
+  const key = values['write-key']
+  if (key === undefined) {
+    for (const flag of ['webhook', 'header', 'shared-secret', 'name'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --write-key (it configures that source).`)
+    }
+  } else {
+    if (webhooks.length === 0 && (values.header !== undefined || values['shared-secret'] !== undefined)) {
+      throw new UsageError('--header and --shared-secret apply to --webhook URLs; give at least one --webhook.')
+    }
+    const urls: WebhookUrlConfig[] = webhooks.map((url) => (values.header ? { url, headers } : { url }))
+    sources.push({
+      writeKey: key,
+      name: values.name ?? 'default',
+      ...(urls.length > 0 && {
+        webhooks: { enabled: true, urls, ...(values['shared-secret'] !== undefined && { sharedSecret: values['shared-secret'] }) },
+      }),
+    })
+  }
+  if (sources.length === 0) throw new UsageError('No source: give --write-key KEY (and --webhook URL), or --config FILE.')
+
+  const adminToken = values['admin-token'] ?? fileConfig.adminToken
+  const drainTimeout = values['drain-timeout'] === undefined
+    ? (fileConfig.drainTimeout ?? 10_000)
+    : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
+  return {
+    kind: 'collect',
+    args: {
+      port: values.port === undefined ? (filePort ?? 8700) : integer('port', values.port, 0, 65_535),
+      host: values.host ?? fileHost ?? '127.0.0.1',
+      drainTimeout,
+      progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }) },
+    },
+  }
+}

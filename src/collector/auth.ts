@@ -1,0 +1,76 @@
+/**
+ * Who is sending: the write key from HTTP Basic auth (user = key, password empty) or, for the
+ * browser's CORS-free `text/plain` form, from `writeKey` in the body. Admin endpoints use a bearer
+ * token compared in constant time.
+ */
+import { HttpProblem, unauthorized } from './http-errors.js'
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/**
+ * The write key of a `Basic` Authorization header; `undefined` when there is no header.
+ * A header that is present but unreadable is a 401 saying why.
+ */
+export function writeKeyFromHeader(request: Request): string | undefined {
+  const header = request.headers.get('authorization')
+  if (header === null) return undefined
+  const match = /^basic\s+(\S*)\s*$/i.exec(header.trim())
+  if (!match) throw unauthorized('Expected `Authorization: Basic base64(writeKey:)`.')
+  const encoded = match[1]
+  if (encoded.length % 4 === 1 || !BASE64.test(encoded)) {
+    throw unauthorized('The Basic credentials are not valid base64.')
+  }
+  let decoded: string
+  try {
+    const binary = atob(encoded)
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0))
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw unauthorized('The Basic credentials are not valid base64 of UTF-8 text.')
+  }
+  const colon = decoded.indexOf(':')
+  const key = colon === -1 ? decoded : decoded.slice(0, colon)
+  if (key === '') throw unauthorized('The Basic credentials carry an empty write key.')
+  return key
+}
+
+/** `writeKey` of a parsed body, when it is a non-empty string. */
+export function writeKeyFromBody(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
+  const key = (body as { writeKey?: unknown }).writeKey
+  if (key === undefined) return undefined
+  if (typeof key !== 'string' || key === '') {
+    throw new HttpProblem(401, 'UNAUTHORIZED', 'Expected `writeKey` to be a non-empty string.', { field: 'writeKey' })
+  }
+  return key
+}
+
+export const missingWriteKey = () =>
+  unauthorized('Missing write key: send `Authorization: Basic base64(writeKey:)` or `writeKey` in the body.')
+
+export const unknownWriteKey = () => unauthorized('Unknown write key.')
+
+/** Checks `Authorization: Bearer <token>` against the admin token; a 401 when it does not match. */
+export async function requireBearer(request: Request, token: string): Promise<void> {
+  const header = request.headers.get('authorization')
+  const match = header === null ? null : /^bearer\s+(\S+)\s*$/i.exec(header.trim())
+  if (!match) throw unauthorized('Admin endpoints need `Authorization: Bearer <admin token>`.', 'Bearer')
+  if (!(await constantTimeEqual(match[1], token))) throw unauthorized('Wrong admin token.', 'Bearer')
+}
+
+/**
+ * Compares two strings in time that depends on neither their contents nor their lengths: both are
+ * hashed (SHA-256) and the fixed-size digests compared without an early exit.
+ */
+export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
+  const encoder = new TextEncoder()
+  const [x, y] = await Promise.all([
+    crypto.subtle.digest('SHA-256', encoder.encode(a)),
+    crypto.subtle.digest('SHA-256', encoder.encode(b)),
+  ])
+  const left = new Uint8Array(x)
+  const right = new Uint8Array(y)
+  let difference = 0
+  for (let i = 0; i < left.length; i++) difference |= left[i] ^ right[i]
+  return difference === 0
+}

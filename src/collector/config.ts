@@ -1,0 +1,181 @@
+/**
+ * The collector's configuration: one resolver, run once, that validates everything up front
+ * (a `ConfigError` naming the option and the problem) and returns a frozen, fully-populated
+ * object. Nothing downstream applies defaults again.
+ */
+import { ConfigError } from '../errors.js'
+import { describe, isPlainObject } from '../message/validate.js'
+import type { FetchLike } from '../platform/runtime.js'
+
+export interface WebhookUrlConfig {
+  url: string
+  /** Static headers sent to this URL only. */
+  headers?: Record<string, string>
+}
+
+export interface SourceWebhooksConfig {
+  /** Default `true` when `urls` are given. */
+  enabled?: boolean
+  /** 1 to 5 receivers, http or https. */
+  urls?: WebhookUrlConfig[]
+  /** Signs every forwarded body (`X-Signature`, HMAC-SHA1, hex). */
+  sharedSecret?: string
+  /** ms allowed for one delivery attempt (default 5000). */
+  timeout?: number
+  /** ms during which failed deliveries are retried (default 4 hours). */
+  retryWindow?: number
+}
+
+export interface SourceConfig {
+  writeKey: string
+  /** Names the source in deletion requests, audience syncs and logs. */
+  name: string
+  webhooks?: SourceWebhooksConfig
+}
+
+export interface CollectorConfig {
+  sources: SourceConfig[]
+  /** Enables `POST /v1/deletions` and `POST /v1/audiences`, sent as `Authorization: Bearer <token>`. */
+  adminToken?: string
+  /** fetch used to deliver webhooks (default: the global fetch, looked up at call time). */
+  fetch?: FetchLike
+  /** ms that `close()` waits for deliveries in flight by default (10000). */
+  drainTimeout?: number
+  /** Deliveries in flight at once, per source (64). */
+  deliveryConcurrency?: number
+  /** Deliveries waiting or in flight per source before ingest answers 503 (10000). */
+  maxPendingDeliveries?: number
+  /** Force logging on or off (default: `DEBUG=analytics`). */
+  debug?: boolean
+  /** Called with every unexpected error (answered 500). Default: `console.error`. */
+  onError?: (error: unknown) => void
+}
+
+export interface ResolvedWebhooks {
+  urls: WebhookUrlConfig[]
+  sharedSecret?: string
+  timeout?: number
+  retryWindow?: number
+}
+
+export interface ResolvedSource {
+  writeKey: string
+  name: string
+  /** `undefined` when the source has no enabled Webhooks destination. */
+  webhooks: ResolvedWebhooks | undefined
+}
+
+export interface ResolvedConfig {
+  sources: readonly ResolvedSource[]
+  adminToken: string | undefined
+  fetch: FetchLike | undefined
+  drainTimeout: number
+  deliveryConcurrency: number
+  maxPendingDeliveries: number
+  debug: boolean | undefined
+  onError: (error: unknown) => void
+}
+
+/** The defaults. The README's collector options table is checked against this object by a test. */
+export const COLLECTOR_DEFAULTS = {
+  drainTimeout: 10_000,
+  deliveryConcurrency: 64,
+  maxPendingDeliveries: 10_000,
+  onError: (error: unknown) => console.error('isomorphic-analytics collector: unexpected error', error),
+} as const
+
+const CONFIG_KEYS = new Set([
+  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'debug', 'onError',
+])
+const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks'])
+const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
+const URL_KEYS = new Set(['url', 'headers'])
+
+function fail(option: string, expectation: string, value: unknown): never {
+  throw new ConfigError(option, `Expected \`${option}\` to be ${expectation}, got ${describe(value)}.`)
+}
+
+function rejectUnknownKeys(object: Record<string, unknown>, known: Set<string>, at: string): void {
+  for (const key of Object.keys(object)) {
+    if (!known.has(key)) {
+      const option = at === '' ? key : `${at}.${key}`
+      throw new ConfigError(option, `Unknown option \`${option}\`; known: ${[...known].join(', ')}.`)
+    }
+  }
+}
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
+
+function optionalInteger(value: unknown, option: string, min: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(option, `an integer ≥ ${min}`, value)
+  return value
+}
+
+/**
+ * The shape of a source's `webhooks`. The URL, header, secret and timing rules are the
+ * destination's own (one implementation): `createCollector` builds each `WebhookDestination` up
+ * front and re-throws its `ConfigError` under the source's path.
+ */
+function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefined {
+  if (input === undefined) return undefined
+  if (!isPlainObject(input)) fail(at, 'an object { enabled?, urls, sharedSecret? }', input)
+  rejectUnknownKeys(input, WEBHOOK_KEYS, at)
+  if (input.enabled !== undefined && typeof input.enabled !== 'boolean') fail(`${at}.enabled`, 'a boolean', input.enabled)
+  const urls = input.urls ?? []
+  if (!Array.isArray(urls)) fail(`${at}.urls`, 'an array of { url, headers? }', urls)
+  urls.forEach((entry: unknown, i) => {
+    if (!isPlainObject(entry)) fail(`${at}.urls[${i}]`, 'an object { url, headers? }', entry)
+    rejectUnknownKeys(entry, URL_KEYS, `${at}.urls[${i}]`)
+  })
+  const enabled = input.enabled ?? urls.length > 0
+  if (!enabled) return undefined
+  if (urls.length === 0) fail(`${at}.urls`, 'at least one URL when the destination is enabled', urls)
+  return {
+    urls: urls as WebhookUrlConfig[],
+    ...(input.sharedSecret !== undefined && { sharedSecret: input.sharedSecret as string }),
+    ...(input.timeout !== undefined && { timeout: input.timeout as number }),
+    ...(input.retryWindow !== undefined && { retryWindow: input.retryWindow as number }),
+  }
+}
+
+function resolveSource(input: unknown, i: number): ResolvedSource {
+  const at = `sources[${i}]`
+  if (!isPlainObject(input)) fail(at, 'an object { writeKey, name, webhooks? }', input)
+  rejectUnknownKeys(input, SOURCE_KEYS, at)
+  if (!nonEmptyString(input.writeKey)) fail(`${at}.writeKey`, 'a non-empty string', input.writeKey)
+  if (!nonEmptyString(input.name)) fail(`${at}.name`, 'a non-empty string', input.name)
+  return { writeKey: input.writeKey, name: input.name, webhooks: resolveWebhooks(input.webhooks, `${at}.webhooks`) }
+}
+
+export function resolveConfig(input: CollectorConfig): ResolvedConfig {
+  if (!isPlainObject(input)) fail('config', 'an object { sources, adminToken? }', input)
+  rejectUnknownKeys(input, CONFIG_KEYS, '')
+  const { sources } = input
+  if (!Array.isArray(sources) || sources.length === 0) fail('sources', 'a non-empty array of sources', sources)
+  const resolved = sources.map(resolveSource)
+  for (const field of ['writeKey', 'name'] as const) {
+    const seen = new Map<string, number>()
+    resolved.forEach((source, i) => {
+      const first = seen.get(source[field])
+      if (first !== undefined) {
+        throw new ConfigError(`sources[${i}].${field}`, `\`sources[${i}].${field}\` repeats the ${field} of \`sources[${first}]\`; each source needs its own.`)
+      }
+      seen.set(source[field], i)
+    })
+  }
+  if (input.adminToken !== undefined && !nonEmptyString(input.adminToken)) fail('adminToken', 'a non-empty string', input.adminToken)
+  if (input.fetch !== undefined && typeof input.fetch !== 'function') fail('fetch', 'a function', input.fetch)
+  if (input.onError !== undefined && typeof input.onError !== 'function') fail('onError', 'a function', input.onError)
+  if (input.debug !== undefined && typeof input.debug !== 'boolean') fail('debug', 'a boolean', input.debug)
+  return Object.freeze({
+    sources: Object.freeze(resolved.map((s) => Object.freeze(s))),
+    adminToken: input.adminToken,
+    fetch: input.fetch,
+    drainTimeout: optionalInteger(input.drainTimeout, 'drainTimeout', 0, COLLECTOR_DEFAULTS.drainTimeout),
+    deliveryConcurrency: optionalInteger(input.deliveryConcurrency, 'deliveryConcurrency', 1, COLLECTOR_DEFAULTS.deliveryConcurrency),
+    maxPendingDeliveries: optionalInteger(input.maxPendingDeliveries, 'maxPendingDeliveries', 1, COLLECTOR_DEFAULTS.maxPendingDeliveries),
+    debug: input.debug,
+    onError: input.onError ?? COLLECTOR_DEFAULTS.onError,
+  })
+}

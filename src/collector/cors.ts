@@ -1,0 +1,27 @@
+/**
+ * CORS for browsers: every answer carries `Access-Control-Allow-Origin` (the request's origin, or
+ * `*` without one), and a preflight `OPTIONS` is answered 204 with the methods and headers the
+ * ingest calls use. Write keys are public by design, so any origin may send.
+ */
+
+const ALLOW_HEADERS = 'Authorization, Content-Type, Content-Encoding'
+
+export function corsHeaders(request: Request): Record<string, string> {
+  const origin = request.headers.get('origin')
+  if (origin === null || origin === '') return { 'access-control-allow-origin': '*' }
+  return { 'access-control-allow-origin': origin, vary: 'Origin' }
+}
+
+export function preflight(request: Request): Response {
+  const requested = request.headers.get('access-control-request-headers')
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...corsHeaders(request),
+      'access-control-allow-methods': 'POST, OPTIONS',
+      // Echo what the browser asks for on top of ours, so extra headers never fail a preflight.
+      'access-control-allow-headers': requested ? `${ALLOW_HEADERS}, ${requested}` : ALLOW_HEADERS,
+      'access-control-max-age': '86400',
+    },
+  })
+}

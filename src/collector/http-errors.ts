@@ -1,0 +1,98 @@
+/**
+ * Errors that know their HTTP status and render themselves as JSON responses
+ * (`{ "success": false, "error": { "code", "message", "field"? } }`), caught by the one
+ * top-level `catch` of the handler (the shape of hono's `HTTPException`).
+ */
+import { isMessageTooLargeError, isValidationError } from '../errors.js'
+
+export type HttpErrorCode =
+  | 'BAD_REQUEST'
+  | 'INVALID_JSON'
+  | 'INVALID_ENCODING'
+  | 'VALIDATION'
+  | 'MESSAGE_TOO_LARGE'
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'BACKLOG_FULL'
+  | 'CLOSED'
+  | 'INTERNAL'
+
+export interface HttpProblemOptions {
+  /** The request field the problem is about, e.g. `batch[3].event`. */
+  field?: string
+  headers?: Record<string, string>
+  cause?: unknown
+}
+
+export class HttpProblem extends Error {
+  readonly status: number
+  readonly code: HttpErrorCode
+  readonly field?: string
+  readonly headers: Record<string, string>
+
+  constructor(status: number, code: HttpErrorCode, message: string, options: HttpProblemOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'HttpProblem'
+    this.status = status
+    this.code = code
+    if (options.field !== undefined) this.field = options.field
+    this.headers = options.headers ?? {}
+  }
+
+  toResponse(extraHeaders: Record<string, string> = {}): Response {
+    const error: Record<string, string> = { code: this.code, message: this.message }
+    if (this.field !== undefined) error.field = this.field
+    return jsonResponse(this.status, { success: false, error }, { ...this.headers, ...extraHeaders })
+  }
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  })
+}
+
+export const badRequest = (code: HttpErrorCode, message: string, field?: string) =>
+  new HttpProblem(400, code, message, field === undefined ? {} : { field })
+
+export const unauthorized = (message: string, scheme: 'Basic' | 'Bearer' = 'Basic') =>
+  new HttpProblem(401, 'UNAUTHORIZED', message, {
+    headers: { 'www-authenticate': `${scheme} realm="isomorphic-analytics"` },
+  })
+
+export const notFound = (path: string) => new HttpProblem(404, 'NOT_FOUND', `No endpoint at ${path}.`)
+
+export const methodNotAllowed = (method: string, path: string, allow = 'POST, OPTIONS') =>
+  new HttpProblem(405, 'METHOD_NOT_ALLOWED', `${path} accepts ${allow}, not ${method}.`, {
+    headers: { allow },
+  })
+
+export const payloadTooLarge = (limit: number, what = 'Request body') =>
+  new HttpProblem(413, 'PAYLOAD_TOO_LARGE', `${what} is over the limit of ${limit} bytes.`)
+
+/**
+ * A message problem found while handling a request: `ValidationError` and `MessageTooLargeError`
+ * become 400s. The message text stays exactly the validator's (the Go v2 wording); `field` says
+ * where the problem sits (`batch[3].event`).
+ */
+export function fromMessageError(error: unknown, at: string): HttpProblem | undefined {
+  const join = (field: string) => (at === '' ? field : field === 'message' ? at : `${at}.${field}`)
+  if (isValidationError(error)) {
+    const where = join(error.field)
+    return badRequest('VALIDATION', error.message, where)
+  }
+  if (isMessageTooLargeError(error)) {
+    return badRequest('MESSAGE_TOO_LARGE', error.message, at === '' ? 'message' : at)
+  }
+  return undefined
+}
+
+/** Anything that is not an `HttpProblem` is a bug: a 500 that does not leak internals. */
+export function toHttpProblem(error: unknown): HttpProblem {
+  if (error instanceof HttpProblem) return error
+  return new HttpProblem(500, 'INTERNAL', 'Internal server error.', { cause: error })
+}

@@ -1,0 +1,34 @@
+/**
+ * `isomorphic-analytics/collector`: the ingest service. `createCollector(config).fetch` is a
+ * fetch-style handler that runs unchanged on Node, Bun, Deno and workers; `startServer` and
+ * `createRequestListener` run it on Node (`node:http` is loaded only when `startServer` is called).
+ */
+export {
+  createCollector,
+  type Collector,
+  type CollectorStats,
+  type DrainReport,
+} from './create-collector.js'
+export type {
+  CollectorConfig,
+  SourceConfig,
+  SourceWebhooksConfig,
+  WebhookUrlConfig,
+} from './config.js'
+export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin.js'
+export type { AcceptedBatch } from './handler.js'
+export { integrationEnabled, WEBHOOKS_INTEGRATION } from './routing.js'
+export { HttpProblem, type HttpErrorCode } from './http-errors.js'
+export { nodeFetch, startServer, type CollectorServer, type ServerOptions } from './server.js'
+export { createRequestListener, type FetchHandler, type RequestListenerOptions } from './node-listener.js'
+export {
+  AnalyticsError,
+  ClientClosedError,
+  ConfigError,
+  ValidationError,
+  MessageTooLargeError,
+  isAnalyticsError,
+  isConfigError,
+  isValidationError,
+  type ErrorCode,
+} from '../errors.js'

@@ -1,0 +1,140 @@
+/**
+ * A Node `(req, res)` request listener around a fetch-style handler: `IncomingMessage` becomes a
+ * `Request` with a streaming body (`duplex: 'half'`, read with back-pressure), and the `Response`
+ * is written back to the `ServerResponse` (buffered: the collector's answers are tiny). It uses
+ * only the objects Node hands it (no `node:` import), so it also plugs into an existing
+ * `http.createServer`, Express or Fastify app.
+ * An unexpected error is reported and answered 500; it never escapes to crash the process.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+export type FetchHandler = (request: Request) => Promise<Response>
+
+export interface RequestListenerOptions {
+  /** Called with every unexpected error. Default: `console.error`. */
+  onError?: (error: unknown) => void
+}
+
+/** Methods the WHATWG `Request` refuses to represent. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK'])
+/** How long a refused request's remaining body is discarded before its connection is cut. */
+const DISCARD_GRACE_MS = 2_000
+
+function handlerOf(target: FetchHandler | { fetch: FetchHandler }): FetchHandler {
+  return typeof target === 'function' ? target : (request) => target.fetch(request)
+}
+
+/**
+ * The request body as a web stream. Node pauses when the stream's queue is full (back-pressure).
+ * When the handler cancels it (a refused body) the rest is discarded, not buffered, so the client
+ * can finish sending and read the answer.
+ */
+function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let open = true
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        req.on('data', (chunk: Buffer) => {
+          if (!open) return
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+          if ((controller.desiredSize ?? 0) <= 0) req.pause()
+        })
+        req.on('end', () => {
+          if (open) controller.close()
+          open = false
+        })
+        req.on('error', (error) => {
+          if (open) controller.error(error)
+          open = false
+        })
+      },
+      pull() {
+        req.resume()
+      },
+      cancel() {
+        open = false
+        req.resume()
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  )
+}
+
+export function toRequest(req: IncomingMessage): Request {
+  const target = req.url ?? '/'
+  const url = target.startsWith('/') ? `http://localhost${target}` : new URL(target).href
+  const headers = new Headers()
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
+  const method = req.method ?? 'GET'
+  const hasBody = method !== 'GET' && method !== 'HEAD'
+  return new Request(url, {
+    method,
+    headers,
+    ...(hasBody && { body: bodyStream(req), duplex: 'half' }),
+  } as RequestInit)
+}
+
+/** Writes the answer. It is buffered: the collector's answers are a few bytes of JSON. */
+async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => (headers[name] = value))
+  // Answered before the body was read (refused): this connection carries no further request.
+  if (!req.complete) headers.connection = 'close'
+  // Text goes out as a string: Node then writes it in one go with the headers.
+  const textual = /^(?:application\/json|text\/)/i.test(headers['content-type'] ?? '')
+  const body = response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer())
+  if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)
+  res.writeHead(response.status, headers)
+  res.end(body)
+}
+
+function plainError(res: ServerResponse, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ success: false, error: { code, message } })
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+}
+
+/** After the answer, a body that is still arriving is discarded for a while, then cut off. */
+function cutOffUnfinishedBody(req: IncomingMessage, res: ServerResponse): void {
+  res.once('finish', () => {
+    if (req.complete) return
+    req.resume()
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket.destroy()
+    }, DISCARD_GRACE_MS)
+    timer.unref()
+    req.once('end', () => clearTimeout(timer))
+  })
+}
+
+export function createRequestListener(
+  target: FetchHandler | { fetch: FetchHandler },
+  options: RequestListenerOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const handle = handlerOf(target)
+  const onError = options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error))
+  return (req, res) => {
+    req.on('error', () => {}) // A client that goes away mid-body: its stream errors; nothing to do.
+    res.on('error', () => {})
+    cutOffUnfinishedBody(req, res)
+    void (async () => {
+      let request: Request
+      try {
+        if (FORBIDDEN_METHODS.has((req.method ?? '').toUpperCase())) {
+          return plainError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported.`)
+        }
+        request = toRequest(req)
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error)
+        return plainError(res, 400, 'BAD_REQUEST', `Malformed request: ${reason}`)
+      }
+      try {
+        await writeResponse(await handle(request), req, res)
+      } catch (error) {
+        onError(error)
+        if (!res.headersSent) plainError(res, 500, 'INTERNAL', 'Internal server error.')
+        else res.destroy()
+      }
+    })()
+  }
+}

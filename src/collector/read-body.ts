@@ -1,0 +1,95 @@
+/**
+ * Reads a request body as UTF-8 text with a running byte count, refusing it (413) as soon as it
+ * passes the limit, without buffering more. `Content-Encoding: gzip` (and `deflate`) bodies are
+ * inflated through `DecompressionStream` and the limit applies to the inflated size, so a gzip
+ * bomb is refused after `limit` bytes of output, never inflated whole. Invalid UTF-8 is a 400.
+ */
+import { MAX_BATCH_BYTES } from '../limits.js'
+import { HttpProblem, badRequest, payloadTooLarge } from './http-errors.js'
+
+type Encoding = 'identity' | 'gzip' | 'deflate'
+
+/** Worst-case growth of deflate over stored data is tiny; this bounds the compressed input too. */
+const COMPRESSED_OVERHEAD = 64 * 1024
+
+function contentEncoding(request: Request): Encoding {
+  const header = (request.headers.get('content-encoding') ?? '').trim().toLowerCase()
+  if (header === '' || header === 'identity') return 'identity'
+  if (header === 'gzip' || header === 'x-gzip') return 'gzip'
+  if (header === 'deflate') return 'deflate'
+  throw new HttpProblem(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `Content-Encoding ${JSON.stringify(header)} is not supported; send identity, gzip or deflate.`,
+  )
+}
+
+/** A pass-through stream that errors with a 413 once more than `limit` bytes have gone by. */
+function countingStream(limit: number, what: string): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0
+  return new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.byteLength
+      if (seen > limit) controller.error(payloadTooLarge(limit, what))
+      else controller.enqueue(chunk)
+    },
+  })
+}
+
+function inflate(body: ReadableStream<Uint8Array>, encoding: 'gzip' | 'deflate', limit: number) {
+  if (typeof DecompressionStream !== 'function') {
+    throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `This runtime cannot decompress ${encoding} bodies.`)
+  }
+  return body
+    .pipeThrough(countingStream(limit + COMPRESSED_OVERHEAD, 'Compressed request body'))
+    .pipeThrough(new DecompressionStream(encoding) as unknown as TransformStream<Uint8Array, Uint8Array>)
+}
+
+export async function readBodyText(request: Request, limit: number = MAX_BATCH_BYTES): Promise<string> {
+  const encoding = contentEncoding(request)
+  const declared = Number(request.headers.get('content-length'))
+  if (encoding === 'identity' && Number.isFinite(declared) && declared > limit) {
+    discard(request.body)
+    throw payloadTooLarge(limit)
+  }
+  if (request.body === null) return ''
+  const stream = encoding === 'identity' ? request.body : inflate(request.body, encoding, limit)
+  const reader = stream.getReader()
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let total = 0
+  let text = ''
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      total += value.byteLength
+      if (total > limit) throw payloadTooLarge(limit, encoding === 'identity' ? 'Request body' : 'Decompressed request body')
+      text += decodeUtf8(decoder, value)
+    }
+    return text + decodeUtf8(decoder)
+  } catch (error) {
+    reader.cancel(error).catch(() => {})
+    throw asProblem(error, encoding)
+  }
+}
+
+/** `TextDecoder` with `fatal` throws a TypeError on the first invalid sequence. */
+function decodeUtf8(decoder: TextDecoder, chunk?: Uint8Array): string {
+  try {
+    return chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true })
+  } catch (error) {
+    throw new HttpProblem(400, 'INVALID_ENCODING', 'Request body is not valid UTF-8.', { cause: error })
+  }
+}
+
+function asProblem(error: unknown, encoding: Encoding): HttpProblem {
+  if (error instanceof HttpProblem) return error
+  if (encoding !== 'identity') {
+    return badRequest('INVALID_ENCODING', `Request body is not valid ${encoding} data.`)
+  }
+  return badRequest('BAD_REQUEST', `Could not read the request body: ${error instanceof Error ? error.message : String(error)}`)
+}
+
+function discard(body: ReadableStream<Uint8Array> | null): void {
+  body?.cancel().catch(() => {})
+}

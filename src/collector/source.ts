@@ -1,0 +1,49 @@
+/**
+ * A configured source at run time: its name, write key and, when its Webhooks destination is
+ * enabled, the queue that feeds that destination.
+ */
+import { ConfigError, isConfigError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { WebhookDestination } from '../webhooks/index.js'
+import type { ResolvedConfig, ResolvedSource } from './config.js'
+import { DeliveryQueue, type DeliveryCounters } from './delivery-queue.js'
+
+export interface SourceRuntime {
+  readonly name: string
+  readonly writeKey: string
+  /** `undefined` when the source's Webhooks destination is not enabled. */
+  readonly queue: DeliveryQueue | undefined
+}
+
+/**
+ * Builds one destination per source. The URL, header and secret rules are the destination's own;
+ * its `ConfigError` is re-thrown naming the source's option path (`sources[0].webhooks.urls[1].url`).
+ */
+export function createSourceRuntime(
+  source: ResolvedSource,
+  index: number,
+  config: ResolvedConfig,
+  counters: DeliveryCounters,
+  log: Logger,
+): SourceRuntime {
+  const { webhooks } = source
+  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, queue: undefined }
+  let destination: WebhookDestination
+  try {
+    destination = new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) })
+  } catch (error) {
+    if (!isConfigError(error)) throw error
+    const option = `sources[${index}].webhooks.${error.option}`
+    const message = error.message.replace(/`([^`]*)`/g, (match, name: string) => (name === error.option ? `\`${option}\`` : match))
+    throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
+  }
+  const queue = new DeliveryQueue({
+    destination,
+    concurrency: config.deliveryConcurrency,
+    maxPending: config.maxPendingDeliveries,
+    counters,
+    log,
+    source: source.name,
+  })
+  return { name: source.name, writeKey: source.writeKey, queue }
+}

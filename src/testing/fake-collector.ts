@@ -1,0 +1,175 @@
+/**
+ * `createFakeCollector()`: msw handlers backed by a real collector (`createCollector`'s own
+ * handler, forwarding off), so what the fake accepts or refuses is exactly what the collector
+ * does. It records every request, every accepted batch and message, and can answer with
+ * scripted replies (status, headers, delay, network error), consumed in order, to inject faults.
+ */
+import { HttpResponse, http, type HttpHandler } from 'msw'
+import { resolveConfig } from '../collector/config.js'
+import { buildCollector, type Collector } from '../collector/create-collector.js'
+import type { AcceptedBatch } from '../collector/handler.js'
+import type { Message } from '../collector/ingest.js'
+
+export interface FakeCollectorOptions {
+  /** The only write key accepted. Default: any key (a request with no key is still a 401). */
+  writeKey?: string
+  /** Where the client sends. Default `'https://api.segment.io'`. */
+  endpoint?: string
+}
+
+/** A scripted answer. Without `status` or `networkError`, the real handler answers after the delay. */
+export interface ScriptedReply {
+  status?: number
+  headers?: Record<string, string>
+  /** JSON-serialised unless a string. Default `{ success: false }` for errors, `{ success: true }` for 2xx. */
+  body?: unknown
+  /** Wait this long (ms) before answering; a timer looked up at call time, so fake timers apply. */
+  delayMs?: number
+  /** Fail the request as the network would (fetch rejects). */
+  networkError?: boolean
+}
+
+export interface RecordedRequest {
+  method: string
+  /** Path after the endpoint, e.g. `/v1/batch`. */
+  path: string
+  headers: Record<string, string>
+  /** The body text (decompressed when sent with gzip/deflate), `undefined` when unreadable. */
+  body: string | undefined
+  /** The status answered; `0` for a scripted network error. */
+  status: number
+  /** Whether a scripted reply answered it. */
+  scripted: boolean
+}
+
+export interface FakeCollector {
+  /** Install with `setupServer(...fake.handlers)` or `server.use(...fake.handlers)`. */
+  readonly handlers: HttpHandler[]
+  /** Parsed body of every accepted request: `{ batch, sentAt, context }` for `/v1/batch`. */
+  readonly batches: Record<string, unknown>[]
+  /** Every accepted message, validated and normalised as the collector forwards it. */
+  readonly messages: Message[]
+  /** Every request that reached the fake, accepted or not, scripted or not. */
+  readonly requests: RecordedRequest[]
+  /** The collector behind the handlers (its `stats()`, or `fetch` to call directly). */
+  readonly collector: Collector
+  /** Queues scripted answers for the next requests, in order (FIFO). */
+  reply(...replies: ScriptedReply[]): void
+  /** Forgets recorded requests, batches, messages and pending scripted replies. */
+  reset(): void
+}
+
+const DEFAULT_ENDPOINT = 'https://api.segment.io'
+const PATHS = ['batch', 'identify', 'track', 'page', 'screen', 'group', 'alias']
+
+function validateReply(reply: ScriptedReply, i: number): void {
+  if (typeof reply !== 'object' || reply === null) throw new TypeError(`reply #${i + 1}: expected an object { status?, headers?, delayMs?, networkError? }.`)
+  if (reply.status !== undefined && (!Number.isInteger(reply.status) || reply.status < 200 || reply.status > 599)) {
+    throw new TypeError(`reply #${i + 1}: expected \`status\` to be an integer from 200 to 599, got ${String(reply.status)}.`)
+  }
+  if (reply.delayMs !== undefined && (typeof reply.delayMs !== 'number' || !(reply.delayMs >= 0))) {
+    throw new TypeError(`reply #${i + 1}: expected \`delayMs\` to be a number ≥ 0, got ${String(reply.delayMs)}.`)
+  }
+}
+
+/** setTimeout looked up when called, so `vi.useFakeTimers()` applies. */
+const wait = (ms: number) => new Promise<void>((resolve) => globalThis.setTimeout(resolve, ms))
+
+async function bodyText(request: Request): Promise<string | undefined> {
+  try {
+    const encoding = (request.headers.get('content-encoding') ?? '').toLowerCase()
+    if (request.body === null) return ''
+    if (encoding === 'gzip' || encoding === 'deflate') {
+      const stream = request.body.pipeThrough(new DecompressionStream(encoding) as unknown as TransformStream<Uint8Array, Uint8Array>)
+      return await new Response(stream).text()
+    }
+    return await request.text()
+  } catch {
+    return undefined
+  }
+}
+
+function scriptedResponse(reply: ScriptedReply & { status: number }): Response {
+  const body = reply.body ?? { success: reply.status < 300 }
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  return new Response(text, {
+    status: reply.status,
+    headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...reply.headers },
+  })
+}
+
+export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCollector {
+  const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '')
+  const prefix = new URL(endpoint).pathname.replace(/\/+$/, '')
+  const batches: Record<string, unknown>[] = []
+  const messages: Message[] = []
+  const requests: RecordedRequest[] = []
+  let replies: ScriptedReply[] = []
+
+  const onAccepted = (accepted: AcceptedBatch) => {
+    batches.push(accepted.body)
+    messages.push(...accepted.messages)
+  }
+  const makeCollector = () =>
+    buildCollector(
+      resolveConfig({ sources: [{ writeKey: options.writeKey ?? 'fake-collector', name: 'fake' }], debug: false }),
+      { anyWriteKey: options.writeKey === undefined, onAccepted },
+    )
+  let collector = makeCollector()
+
+  const resolver = async ({ request }: { request: Request }) => {
+    const url = new URL(request.url)
+    const path = url.pathname.slice(prefix.length) || '/'
+    const record: RecordedRequest = {
+      method: request.method,
+      path,
+      headers: Object.fromEntries(request.headers.entries()),
+      body: await bodyText(request.clone()),
+      status: 0,
+      scripted: false,
+    }
+    requests.push(record)
+    const reply = replies.shift()
+    if (reply?.delayMs) await wait(reply.delayMs)
+    if (reply?.networkError) {
+      record.scripted = true
+      return HttpResponse.error()
+    }
+    if (reply?.status !== undefined) {
+      record.scripted = true
+      record.status = reply.status
+      return scriptedResponse(reply as ScriptedReply & { status: number })
+    }
+    // The collector routes on the path; an endpoint with a path prefix is mounted at its root.
+    const forwarded = new Request(new URL(`${path}${url.search}`, 'http://fake-collector.local'), {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      duplex: 'half',
+    } as RequestInit)
+    const response = await collector.fetch(forwarded)
+    record.status = response.status
+    return response
+  }
+
+  return {
+    handlers: PATHS.map((name) => http.post(`${endpoint}/v1/${name}`, resolver)),
+    batches,
+    messages,
+    requests,
+    get collector() {
+      return collector
+    },
+    reply(...next) {
+      next.forEach(validateReply)
+      replies.push(...next)
+    },
+    reset() {
+      batches.length = 0
+      messages.length = 0
+      requests.length = 0
+      replies = []
+      collector = makeCollector()
+    },
+  }
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest'
+import { createCollector, ValidationError } from '../../src/collector/index.js'
+import { recordingFetch } from './helpers.js'
+
+const TOKEN = 'admin-secret'
+
+/** Three sources: `web` and `app` forward (to their own URL), `batch` has no destination. */
+function setup(adminToken: string | null = TOKEN) {
+  const receiver = recordingFetch()
+  const collector = createCollector({
+    sources: [
+      { writeKey: 'K1', name: 'web', webhooks: { urls: [{ url: 'https://web.test/' }], sharedSecret: 's1' } },
+      { writeKey: 'K2', name: 'app', webhooks: { urls: [{ url: 'https://app.test/' }] } },
+      { writeKey: 'K3', name: 'batch' },
+    ],
+    fetch: receiver.fetch,
+    ...(adminToken !== null && { adminToken }),
+  })
+  return { collector, calls: receiver.calls }
+}
+
+function admin(path: string, body: unknown, token: string | null = TOKEN): Request {
+  return new Request(`http://c.test${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  })
+}
+
+describe('requestDeletion', () => {
+  it('sends one delete payload per source with an enabled destination (default: all)', async () => {
+    const { collector, calls } = setup()
+    const dispatch = collector.requestDeletion({ userId: 'u1' })
+    expect(dispatch.sources).toEqual(['web', 'app'])
+    expect(await dispatch.settled).toEqual({ delivered: 2, failed: 0 })
+    expect(calls.map((c) => c.url).sort()).toEqual(['https://app.test/', 'https://web.test/'])
+    for (const call of calls) {
+      expect(Object.keys(call.json).sort()).toEqual(['timestamp', 'type', 'userId'])
+      expect(call.json).toMatchObject({ type: 'delete', userId: 'u1' })
+      expect(call.json.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    }
+  })
+
+  it('limits itself to the named sources', async () => {
+    const { collector, calls } = setup()
+    const dispatch = collector.requestDeletion({ userId: 'u1', sources: ['app', 'batch'] })
+    expect(dispatch.sources).toEqual(['app'])
+    await dispatch.settled
+    expect(calls.map((c) => c.url)).toEqual(['https://app.test/'])
+  })
+
+  it.each<[unknown, string]>([
+    [{}, 'userId'],
+    [{ userId: '' }, 'userId'],
+    [{ userId: 'u', sources: 'web' }, 'sources'],
+    [{ userId: 'u', sources: ['web', 'nope'] }, 'sources[1]'],
+  ])('refuses %j naming %s', (request, field) => {
+    const { collector } = setup()
+    expect(() => collector.requestDeletion(request as never)).toThrow(ValidationError)
+    try {
+      collector.requestDeletion(request as never)
+    } catch (error) {
+      expect((error as ValidationError).field).toBe(field)
+    }
+  })
+
+  it('names the known sources when one is unknown', () => {
+    expect(() => setup().collector.requestDeletion({ userId: 'u', sources: ['nope'] })).toThrow(
+      'Unknown source `"nope"`; known: web, app, batch.',
+    )
+  })
+})
+
+describe('syncAudience', () => {
+  it('sends every member true on the first sync, then only the changes', async () => {
+    const { collector, calls } = setup()
+    const first = collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u1', 'u2'] })
+    expect(await first.settled).toEqual({ delivered: 2, failed: 0 })
+    expect(calls.map((c) => [c.json.userId, c.json.traits])).toEqual([
+      ['u1', { high_value_users: true }],
+      ['u2', { high_value_users: true }],
+    ])
+    calls.length = 0
+    const second = collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u2', 'u3'] })
+    await second.settled
+    const changes = Object.fromEntries(calls.map((c) => [c.json.userId, c.json.traits]))
+    expect(changes).toEqual({ u1: { high_value_users: false }, u3: { high_value_users: true } })
+    calls.length = 0
+    await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u3', 'u2'] }).settled
+    expect(calls).toHaveLength(0)
+  })
+
+  it('keeps audiences apart per source', async () => {
+    const { collector, calls } = setup()
+    await collector.syncAudience({ source: 'web', audience: 'VIP', members: ['u1'] }).settled
+    await collector.syncAudience({ source: 'app', audience: 'VIP', members: ['u1'] }).settled
+    expect(calls.map((c) => c.url)).toEqual(['https://web.test/', 'https://app.test/'])
+  })
+
+  it('sends and remembers nothing for a source without a destination', async () => {
+    const { collector, calls } = setup()
+    const dispatch = collector.syncAudience({ source: 'batch', audience: 'VIP', members: ['u1'] })
+    expect(dispatch.payloads).toEqual([])
+    expect(await dispatch.settled).toEqual({ delivered: 0, failed: 0 })
+    expect(calls).toHaveLength(0)
+  })
+
+  it.each<[unknown, string]>([
+    [{ audience: 'VIP', members: [] }, 'source'],
+    [{ source: 'nope', audience: 'VIP', members: [] }, 'source'],
+    [{ source: 'web', members: [] }, 'audience'],
+    [{ source: 'web', audience: '!!!', members: [] }, 'audience'],
+    [{ source: 'web', audience: 'VIP' }, 'members'],
+    [{ source: 'web', audience: 'VIP', members: ['u1', 7] }, 'members[1]'],
+  ])('refuses %j naming %s', (request, field) => {
+    const { collector } = setup()
+    let caught: unknown
+    try {
+      collector.syncAudience(request as never)
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toBeInstanceOf(ValidationError)
+    expect((caught as ValidationError).field).toBe(field)
+  })
+})
+
+describe('admin endpoints', () => {
+  it('POST /v1/deletions forwards delete payloads', async () => {
+    const { collector, calls } = setup()
+    const response = await collector.fetch(admin('/v1/deletions', { userId: 'u1', sources: ['web'] }))
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ success: true, sources: ['web'], sent: 1 })
+    await collector.close()
+    expect(calls.map((c) => c.json)).toMatchObject([{ type: 'delete', userId: 'u1' }])
+  })
+
+  it('POST /v1/audiences sends the sync payloads', async () => {
+    const { collector, calls } = setup()
+    const response = await collector.fetch(admin('/v1/audiences', { source: 'app', audience: 'Churn Risk', members: ['u1'] }))
+    expect(await response.json()).toEqual({ success: true, sources: ['app'], sent: 1 })
+    await collector.close()
+    expect(calls[0].json).toMatchObject({ type: 'identify', userId: 'u1', traits: { churn_risk: true } })
+  })
+
+  it.each<[string, Request, number]>([
+    ['no token', admin('/v1/deletions', { userId: 'u1' }, null), 401],
+    ['a wrong token', admin('/v1/deletions', { userId: 'u1' }, 'guess'), 401],
+    ['a token that is a prefix', admin('/v1/deletions', { userId: 'u1' }, TOKEN.slice(0, -1)), 401],
+    ['Basic auth', new Request('http://c.test/v1/deletions', { method: 'POST', headers: { authorization: `Basic ${btoa(`${TOKEN}:`)}` }, body: '{}' }), 401],
+    ['an invalid body', admin('/v1/deletions', { userId: 42 }), 400],
+    ['an unknown source', admin('/v1/audiences', { source: 'x', audience: 'VIP', members: [] }), 400],
+    ['a GET', new Request('http://c.test/v1/audiences', { headers: { authorization: `Bearer ${TOKEN}` } }), 405],
+  ])('answers %s with %i', async (_, request, status) => {
+    const { collector, calls } = setup()
+    const response = await collector.fetch(request)
+    expect(response.status).toBe(status)
+    if (status === 401) expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    await collector.close()
+    expect(calls).toHaveLength(0)
+  })
+
+  it('names the field of an invalid admin body', async () => {
+    const { collector } = setup()
+    const response = await collector.fetch(admin('/v1/audiences', { source: 'web', audience: 'VIP', members: 'u1' }))
+    expect(await response.json()).toMatchObject({ success: false, error: { code: 'VALIDATION', field: 'members' } })
+  })
+
+  it('does not exist without an admin token (404)', async () => {
+    const { collector } = setup(null)
+    expect((await collector.fetch(admin('/v1/deletions', { userId: 'u1' }))).status).toBe(404)
+    expect((await collector.fetch(admin('/v1/audiences', { source: 'web', audience: 'VIP', members: [] }))).status).toBe(404)
+  })
+})

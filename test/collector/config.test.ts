@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, createCollector, type CollectorConfig } from '../../src/collector/index.js'
+
+const source = { writeKey: 'K1', name: 'web' }
+const hooks = (urls: unknown[], extra: Record<string, unknown> = {}) => ({ ...source, webhooks: { enabled: true, urls, ...extra } })
+
+function configError(config: unknown): ConfigError {
+  try {
+    createCollector(config as CollectorConfig)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return error as ConfigError
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('createCollector config', () => {
+  it.each<[string, unknown, string, RegExp]>([
+    ['no config', undefined, 'config', /an object/],
+    ['no sources', {}, 'sources', /non-empty array/],
+    ['empty sources', { sources: [] }, 'sources', /non-empty array/],
+    ['a source that is not an object', { sources: ['K'] }, 'sources[0]', /object/],
+    ['a missing write key', { sources: [{ name: 'web' }] }, 'sources[0].writeKey', /non-empty string/],
+    ['an empty name', { sources: [{ writeKey: 'K', name: '' }] }, 'sources[0].name', /non-empty string/],
+    ['a repeated write key', { sources: [source, { writeKey: 'K1', name: 'app' }] }, 'sources[1].writeKey', /repeats/],
+    ['a repeated name', { sources: [source, { writeKey: 'K2', name: 'web' }] }, 'sources[1].name', /repeats/],
+    ['an unknown option', { sources: [source], adminTokn: 'x' }, 'adminTokn', /Unknown option/],
+    ['an unknown source option', { sources: [{ ...source, webhook: {} }] }, 'sources[0].webhook', /Unknown option/],
+    ['an empty admin token', { sources: [source], adminToken: '' }, 'adminToken', /non-empty string/],
+    ['an enabled destination without URLs', { sources: [hooks([])] }, 'sources[0].webhooks.urls', /at least one URL/],
+    ['urls that are not an array', { sources: [hooks('https://x' as never)] }, 'sources[0].webhooks.urls', /array/],
+    ['a non-http webhook URL', { sources: [hooks([{ url: 'ftp://x.test/' }])] }, 'sources[0].webhooks.urls[0].url', /http/],
+    ['a relative webhook URL', { sources: [hooks([{ url: '/hook' }])] }, 'sources[0].webhooks.urls[0].url', /URL/],
+    ['six webhook URLs', { sources: [hooks(Array.from({ length: 6 }, (_, i) => ({ url: `https://h${i}.test/` })))] }, 'sources[0].webhooks.urls', /1 to 5/],
+    ['a header with CR/LF', { sources: [hooks([{ url: 'https://h.test/', headers: { 'X-A': 'a\r\nb' } }])] }, 'sources[0].webhooks.urls[0].headers', /CR/],
+    ['a header overriding Content-Type', { sources: [hooks([{ url: 'https://h.test/', headers: { 'content-type': 'x' } }])] }, 'sources[0].webhooks.urls[0].headers', /may not be overridden/],
+    ['an empty shared secret', { sources: [hooks([{ url: 'https://h.test/' }], { sharedSecret: '' })] }, 'sources[0].webhooks.sharedSecret', /non-empty/],
+    ['a negative drain timeout', { sources: [source], drainTimeout: -1 }, 'drainTimeout', /integer/],
+  ])('%s → ConfigError naming %s', (_, config, option, message) => {
+    const error = configError(config)
+    expect(error.option).toBe(option)
+    expect(error.message).toMatch(message)
+    expect(error.message).toContain(option === 'config' ? 'config' : option)
+  })
+
+  it('accepts a disabled destination without URLs, and a source without webhooks', () => {
+    const collector = createCollector({
+      sources: [source, { writeKey: 'K2', name: 'app', webhooks: { enabled: false } }],
+    })
+    expect(collector.stats().pending).toBe(0)
+  })
+
+  it('enables a destination whose urls are given and enabled is omitted', async () => {
+    const calls: string[] = []
+    const collector = createCollector({
+      sources: [{ ...source, webhooks: { urls: [{ url: 'https://h.test/' }] } }],
+      fetch: async (url) => (calls.push(url), new Response('ok')),
+    })
+    const dispatch = collector.requestDeletion({ userId: 'u1' })
+    expect(await dispatch.settled).toEqual({ delivered: 1, failed: 0 })
+    expect(calls).toEqual(['https://h.test/'])
+  })
+})

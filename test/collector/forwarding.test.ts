@@ -1,0 +1,166 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createCollector } from '../../src/collector/index.js'
+import { ClientClosedError } from '../../src/errors.js'
+import { WEBHOOK_USER_AGENT, toWebhookPayload, verifySignature } from '../../src/webhooks/index.js'
+import { KEY, forwardingCollector, post, recordingFetch, track, until } from './helpers.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+})
+
+/** A promise with its resolve function, to hold a receiver's answer. */
+function deferred<T>() {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+describe('forwarding to the source Webhooks destination', () => {
+  it('POSTs each message as toWebhookPayload shapes it, signed with the shared secret', async () => {
+    const receiver = recordingFetch()
+    const collector = createCollector({
+      sources: [
+        {
+          writeKey: KEY,
+          name: 'web',
+          webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in', headers: { 'X-Team': 'growth' } }], sharedSecret: 'shh' },
+        },
+      ],
+      fetch: receiver.fetch,
+    })
+    const message = track({ properties: { plan: 'pro' }, context: { ip: '10.0.0.1' } })
+    expect((await collector.fetch(post({ batch: [message] }))).status).toBe(200)
+    await until(() => receiver.calls.length === 1, 'delivery')
+    const [call] = receiver.calls
+    expect(call.url).toBe('https://hooks.test/in')
+    expect(call.headers['user-agent']).toBe(WEBHOOK_USER_AGENT)
+    expect(call.headers['content-type']).toBe('application/json')
+    expect(call.headers['x-team']).toBe('growth')
+    expect(await verifySignature(call.body, call.headers['x-signature'], 'shh')).toBe(true)
+    const { timestamp, messageId, type, event, userId, properties, context } = message as unknown as Record<string, never>
+    expect(call.json).toEqual(toWebhookPayload({ type, event, userId, properties, context, timestamp, messageId }))
+  })
+
+  it('sends nothing from a source whose destination is disabled', async () => {
+    const receiver = recordingFetch()
+    const collector = createCollector({
+      sources: [{ writeKey: KEY, name: 'web', webhooks: { enabled: false, urls: [{ url: 'https://hooks.test/in' }] } }],
+      fetch: receiver.fetch,
+    })
+    expect((await collector.fetch(post({ batch: [track()] }))).status).toBe(200)
+    expect((await collector.close()).drained).toBe(true)
+    expect(receiver.calls).toHaveLength(0)
+    expect(collector.stats()).toMatchObject({ received: 1, skipped: 1, forwarded: 0 })
+  })
+
+  it('routes each source to its own destination', async () => {
+    const receiver = recordingFetch()
+    const collector = createCollector({
+      sources: [
+        { writeKey: 'K1', name: 'web', webhooks: { urls: [{ url: 'https://web.test/' }] } },
+        { writeKey: 'K2', name: 'app', webhooks: { urls: [{ url: 'https://app.test/' }] } },
+      ],
+      fetch: receiver.fetch,
+    })
+    await collector.fetch(post({ batch: [track({ messageId: 'w' })] }, { key: 'K1' }))
+    await collector.fetch(post({ batch: [track({ messageId: 'a' })] }, { key: 'K2' }))
+    await until(() => receiver.calls.length === 2, 'deliveries')
+    const routes = Object.fromEntries(receiver.calls.map((c) => [c.json.messageId, c.url]))
+    expect(routes).toEqual({ w: 'https://web.test/', a: 'https://app.test/' })
+  })
+
+  it('counts a final refusal as failed', async () => {
+    const { collector } = forwardingCollector({}, () => new Response('no', { status: 400 }))
+    await collector.fetch(post({ batch: [track()] }))
+    await until(() => collector.stats().pending === 0, 'settled')
+    expect(collector.stats()).toMatchObject({ received: 1, forwarded: 0, failed: 1, retrying: 0 })
+  })
+
+  it('counts a delivery waiting for its retry as retrying, then forwarded (fake timers)', async () => {
+    vi.useFakeTimers()
+    vi.spyOn(Math, 'random').mockReturnValue(0.5) // the retry waits 500 ms
+    const { collector, calls } = forwardingCollector({}, (_, n) => new Response('', { status: n === 1 ? 503 : 200 }))
+    await collector.fetch(post({ batch: [track()] }))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(calls).toHaveLength(1)
+    expect(collector.stats()).toMatchObject({ retrying: 1, pending: 1, retries: 1, forwarded: 0 })
+    await vi.advanceTimersByTimeAsync(499)
+    expect(calls).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(calls).toHaveLength(2)
+    expect(collector.stats()).toMatchObject({ retrying: 0, pending: 0, forwarded: 1, failed: 0 })
+  })
+
+  it('keeps at most deliveryConcurrency deliveries with the destination', async () => {
+    let inFlight = 0
+    let peak = 0
+    const gates: Array<() => void> = []
+    const { collector, calls } = forwardingCollector({ deliveryConcurrency: 2 }, async () => {
+      peak = Math.max(peak, ++inFlight)
+      await new Promise<void>((resolve) => gates.push(resolve))
+      inFlight--
+      return new Response('ok')
+    })
+    const batch = Array.from({ length: 6 }, (_, i) => track({ messageId: `m${i}` }))
+    await collector.fetch(post({ batch }))
+    await until(() => calls.length === 2, 'two in flight')
+    expect(collector.stats().pending).toBe(6)
+    while (collector.stats().forwarded < 6) {
+      gates.shift()?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(peak).toBe(2)
+    expect(calls).toHaveLength(6)
+  })
+
+  it('answers 503 with Retry-After when the backlog is full, accepting nothing of that batch', async () => {
+    const hold = deferred<Response>()
+    const { collector } = forwardingCollector({ maxPendingDeliveries: 3 }, () => hold.promise)
+    expect((await collector.fetch(post({ batch: [track({ messageId: 'a' }), track({ messageId: 'b' })] }))).status).toBe(200)
+    const refused = await collector.fetch(post({ batch: [track({ messageId: 'c' }), track({ messageId: 'd' })] }))
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('5')
+    expect(((await refused.json()) as any).error.code).toBe('BACKLOG_FULL')
+    expect(collector.stats()).toMatchObject({ received: 2, pending: 2 })
+    hold.resolve(new Response('ok'))
+    await until(() => collector.stats().forwarded === 2, 'delivered')
+  })
+})
+
+describe('close()', () => {
+  it('stops accepting and waits for deliveries in flight', async () => {
+    const hold = deferred<Response>()
+    const { collector, calls } = forwardingCollector({}, () => hold.promise)
+    await collector.fetch(post({ batch: [track()] }))
+    await until(() => calls.length === 1, 'in flight')
+    const closing = collector.close()
+    expect(collector.closed).toBe(true)
+    expect((await collector.fetch(post({ batch: [track()] }))).status).toBe(503)
+    hold.resolve(new Response('ok'))
+    const report = await closing
+    expect(report).toMatchObject({ drained: true, pending: 0, stats: { forwarded: 1, received: 1 } })
+    expect(await collector.close()).toBe(report)
+  })
+
+  it('is bounded: reports what is still pending and cancels its retries (fake timers)', async () => {
+    vi.useFakeTimers()
+    const { collector, calls } = forwardingCollector({ drainTimeout: 3_000 }, () => new Response('', { status: 503 }))
+    await collector.fetch(post({ batch: [track({ messageId: 'a' }), track({ messageId: 'b' })] }))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(calls).toHaveLength(2)
+    const closing = collector.close()
+    await vi.advanceTimersByTimeAsync(3_000)
+    const report = await closing
+    expect(report.drained).toBe(false)
+    expect(report.pending).toBe(2)
+    expect(report.stats).toMatchObject({ pending: 0, failed: 2, forwarded: 0 })
+  })
+
+  it('refuses deletions and audience syncs after close', async () => {
+    const { collector } = forwardingCollector()
+    await collector.close()
+    expect(() => collector.requestDeletion({ userId: 'u1' })).toThrow(ClientClosedError)
+    expect(() => collector.syncAudience({ source: 'web', audience: 'VIP', members: [] })).toThrow(ClientClosedError)
+  })
+})

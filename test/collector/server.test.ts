@@ -1,0 +1,163 @@
+import { connect } from 'node:net'
+import { gzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCollector, startServer, type CollectorServer } from '../../src/collector/index.js'
+import { KEY, basic, track } from './helpers.js'
+
+/** Sends raw bytes on a fresh connection; resolves with the status of the answer (0: none). */
+function raw(port: number, text: string | Buffer): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1')
+      const match = /^HTTP\/1\.[01] (\d{3})/.exec(received)
+      if (match) {
+        resolve(Number(match[1]))
+        socket.destroy()
+      }
+    })
+    socket.on('error', () => resolve(0))
+    socket.on('close', () => resolve(0))
+    socket.write(text)
+  })
+}
+
+const json = (body: unknown) => JSON.stringify(body)
+const good = json({ batch: [track()] })
+
+describe('the Node server, over real sockets', () => {
+  let server: CollectorServer
+  let port: number
+  const errors: unknown[] = []
+
+  beforeAll(async () => {
+    const collector = createCollector({ sources: [{ writeKey: KEY, name: 'web' }], onError: (e) => errors.push(e) })
+    server = await startServer(collector, { port: 0 })
+    port = server.port
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  const send = (path: string, init: RequestInit & { key?: string | null } = {}) => {
+    const { key = KEY, headers, ...rest } = init
+    return fetch(`${server.url}${path}`, {
+      method: 'POST',
+      ...rest,
+      headers: { 'content-type': 'application/json', ...(key === null ? {} : { authorization: basic(key) }), ...(headers as Record<string, string>) },
+    })
+  }
+
+  it('listens on loopback and reports its URL', () => {
+    expect(server.url).toBe(`http://127.0.0.1:${port}`)
+    expect(server.host).toBe('127.0.0.1')
+  })
+
+  it('accepts a valid batch', async () => {
+    const response = await send('/v1/batch', { body: good })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ success: true })
+  })
+
+  it('streams a large valid body through (just under 500,000 bytes)', async () => {
+    const body = json({ batch: Array.from({ length: 15 }, (_, i) => track({ messageId: `m${i}`, properties: { pad: 'x'.repeat(31_000) } })) })
+    expect(body.length).toBeGreaterThan(460_000)
+    expect(body.length).toBeLessThan(500_000)
+    expect((await send('/v1/batch', { body })).status).toBe(200)
+  })
+
+  const bomb = Buffer.concat(Array.from({ length: 50 }, () => gzipSync(Buffer.alloc(10 * 1024 * 1024))))
+
+  const malformed: Array<[string, () => Promise<number>, number]> = [
+    ['GET on /v1/batch', async () => (await send('/v1/batch', { method: 'GET' })).status, 405],
+    ['PUT on /v1/batch', async () => (await send('/v1/batch', { method: 'PUT', body: good })).status, 405],
+    ['DELETE on /v1/track', async () => (await send('/v1/track', { method: 'DELETE' })).status, 405],
+    ['TRACE (raw)', () => raw(port, 'TRACE /v1/batch HTTP/1.1\r\nHost: x\r\n\r\n'), 405],
+    ['an unknown path', async () => (await send('/v2/batch', { body: good })).status, 404],
+    ['the root path', async () => (await send('/', { body: good })).status, 404],
+    ['admin path without admin token', async () => (await send('/v1/deletions', { body: '{}' })).status, 404],
+    ['a wrong content type', async () => (await send('/v1/batch', { body: good, headers: { 'content-type': 'application/xml' } })).status, 415],
+    ['an unknown content encoding', async () => (await send('/v1/batch', { body: good, headers: { 'content-encoding': 'br' } })).status, 415],
+    ['truncated JSON', async () => (await send('/v1/batch', { body: good.slice(0, -5) })).status, 400],
+    ['an empty body', async () => (await send('/v1/batch', { body: '' })).status, 400],
+    ['a body that is not an object', async () => (await send('/v1/batch', { body: '"batch"' })).status, 400],
+    ['batch not an array', async () => (await send('/v1/batch', { body: json({ batch: { 0: track() } }) })).status, 400],
+    ['a message that is not an object', async () => (await send('/v1/batch', { body: json({ batch: ['track'] }) })).status, 400],
+    ['a track without event', async () => (await send('/v1/batch', { body: json({ batch: [track({ event: undefined })] }) })).status, 400],
+    ['an unknown message type', async () => (await send('/v1/batch', { body: json({ batch: [{ type: 'purchase', userId: 'u' }] }) })).status, 400],
+    ['a message over 32,000 bytes', async () => (await send('/v1/batch', { body: json({ batch: [track({ properties: { p: 'x'.repeat(33_000) } })] }) })).status, 400],
+    ['invalid UTF-8', async () => (await send('/v1/batch', { body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) })).status, 400],
+    ['corrupt gzip', async () => (await send('/v1/batch', { body: Buffer.from('not gzip'), headers: { 'content-encoding': 'gzip' } })).status, 400],
+    ['missing auth', async () => (await send('/v1/batch', { body: good, key: null })).status, 401],
+    ['bad base64 auth', async () => (await send('/v1/batch', { body: good, key: null, headers: { authorization: 'Basic ***' } })).status, 401],
+    ['an unknown write key', async () => (await send('/v1/batch', { body: good, key: 'nope' })).status, 401],
+    ['a body just over 500,000 bytes', async () => (await send('/v1/batch', { body: json({ batch: [], pad: 'x'.repeat(500_000) }) })).status, 413],
+    ['a gzip bomb', async () => (await send('/v1/batch', { body: bomb, headers: { 'content-encoding': 'gzip' } })).status, 413],
+    ['huge headers (32 KB)', async () => (await send('/v1/batch', { body: good, headers: { 'x-pad': 'y'.repeat(32_000) } })).status, 431],
+    ['a malformed request line (raw)', () => raw(port, 'THIS IS NOT HTTP\r\n\r\n'), 400],
+    ['an invalid header line (raw)', () => raw(port, 'POST /v1/batch HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), 400],
+    ['a bad Content-Length (raw)', () => raw(port, 'POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'), 400],
+  ]
+
+  it.each(malformed)('answers %s with %i, and keeps serving', async (_, request, status) => {
+    expect(await request()).toBe(status)
+    expect((await send('/v1/batch', { body: good })).status).toBe(200)
+  })
+
+  it(`has a table of at least 20 malformed requests (${malformed.length})`, () => {
+    expect(malformed.length).toBeGreaterThanOrEqual(20)
+    expect(errors).toEqual([])
+  })
+
+  it('answers malformed requests in parallel and still serves', async () => {
+    const statuses = await Promise.all(malformed.map(([, request]) => request()))
+    expect(statuses).toEqual(malformed.map(([, , status]) => status))
+    expect((await send('/v1/batch', { body: good })).status).toBe(200)
+  })
+})
+
+describe('server failure handling', () => {
+  it('answers 500 to a handler that throws, reports it, and keeps serving', async () => {
+    const errors: unknown[] = []
+    let calls = 0
+    const server = await startServer(
+      async () => {
+        if (++calls === 1) throw new Error('handler bug')
+        return new Response('fine')
+      },
+      { port: 0, onError: (error) => errors.push(error) },
+    )
+    try {
+      const first = await fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })
+      expect(first.status).toBe(500)
+      expect(((await first.json()) as any).error.code).toBe('INTERNAL')
+      expect((errors[0] as Error).message).toBe('handler bug')
+      expect(await (await fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })).text()).toBe('fine')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('close() waits for a request in flight, then stops accepting', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const server = await startServer(async () => (await gate, new Response('done')), { port: 0 })
+    const inFlight = fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const closed = server.close()
+    release()
+    expect(await (await inFlight).text()).toBe('done')
+    await closed
+    await expect(fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })).rejects.toThrow()
+  })
+
+  it('refuses to start on a port in use', async () => {
+    const first = await startServer(async () => new Response(''), { port: 0 })
+    try {
+      await expect(startServer(async () => new Response(''), { port: first.port })).rejects.toThrow(/EADDRINUSE/)
+    } finally {
+      await first.close()
+    }
+  })
+})
