@@ -7,8 +7,12 @@ export const MAX_BATCH_BYTES = 500_000
 /** A browser's `fetch(…, { keepalive: true })` may carry at most this many body bytes in all. */
 export const KEEPALIVE_BODY_BYTES = 65_536
 
+const NON_ASCII = /[^\x00-\x7f]/
+
 /** Exact UTF-8 byte length of a string, without allocating an encoded copy. */
 export function utf8Length(text: string): number {
+  // Most JSON is ASCII: one native scan answers it, where the loop below costs ~1 µs per 500 chars.
+  if (!NON_ASCII.test(text)) return text.length
   let bytes = text.length
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)

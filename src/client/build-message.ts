@@ -23,22 +23,36 @@ export interface QueuedMessage {
   bytes: number
 }
 
+/** `new Date().toISOString()`, formatted at most once per millisecond. */
+let lastMs = Number.NaN
+let lastIso = ''
+function nowIso(): string {
+  const ms = Date.now()
+  if (ms !== lastMs) {
+    lastMs = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
+}
+
 export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): QueuedMessage {
   validateMessage(type, input)
-  const { timestamp, messageId, context, integrations, traits, ...fields } = input as Record<string, unknown>
-  const message: Record<string, unknown> = { ...fields, type }
+  // The rest object is a fresh copy of the caller's fields: completing it never touches the input.
+  const { timestamp, messageId, context, integrations, traits, ...message } = input as Record<string, unknown>
+  message.type = type
   if (type === 'page') {
     // Go v2 sent a Page's `Traits` as `properties`.
-    if (traits !== undefined) message.properties = fields.properties === undefined ? traits : { ...(traits as JsonObject), ...(fields.properties as JsonObject) }
+    if (traits !== undefined) message.properties = message.properties === undefined ? traits : { ...(traits as JsonObject), ...(message.properties as JsonObject) }
   } else if (traits !== undefined) {
     message.traits = traits
   }
   const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined) as Integrations | undefined
   if (mergedIntegrations) message.integrations = mergedIntegrations
   // A new object either way: the caller's `context` is never written to.
-  message.context = { ...mergeUnder(defaults.context, context as JsonObject | undefined), library: LIBRARY }
+  const merged = mergeUnder(defaults.context, context as JsonObject | undefined)
+  message.context = merged === undefined ? { library: LIBRARY } : { ...merged, library: LIBRARY }
   message.messageId = (messageId as string | undefined) ?? randomUUID()
-  message.timestamp = timestamp instanceof Date ? timestamp.toISOString() : ((timestamp as string | undefined) ?? new Date().toISOString())
+  message.timestamp = timestamp instanceof Date ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
   const { json, bytes } = serializeMessage(message)
   return { message: message as unknown as SentMessage, json, bytes }
 }

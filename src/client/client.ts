@@ -157,7 +157,7 @@ export class Client {
       clearTimeout(bound)
       if (first !== 'expired') return first
       this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
-      this.#delivery.abort.abort()
+      this.#delivery.stop()
       return flushed
     })()
     return this.#closing

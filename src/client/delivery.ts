@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js'
 import type { SentMessage } from '../message/types.js'
 import { attemptRequest, discardBody, type AttemptRequest } from '../transport/attempt.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
-import { classifyStatus } from '../transport/retry-policy.js'
+import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { retry } from '../transport/retry.js'
 import type { BodyBuilder } from './batcher.js'
 import type { QueuedMessage } from './build-message.js'
@@ -39,6 +39,11 @@ async function gzip(body: string): Promise<Uint8Array | undefined> {
   return new Uint8Array(await new Response(stream).arrayBuffer())
 }
 
+function stoppedError(cause: unknown): AnalyticsError {
+  if (cause instanceof AbortedError) return cause
+  return new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause })
+}
+
 export class Delivery {
   readonly #options: ResolvedOptions
   readonly #bodies: BodyBuilder
@@ -46,8 +51,20 @@ export class Delivery {
   readonly #log: Logger
   readonly #limiter: Limiter
   readonly #headers: Record<string, string>
-  /** Aborted by `close()` when its time bound runs out. */
-  readonly abort = new AbortController()
+  /**
+   * One controller per batch being delivered, so each signal carries only its own batch's few
+   * listeners (one shared signal would collect one per waiting batch, and Node warns past 10).
+   */
+  readonly #controllers = new Set<AbortController>()
+  #stopped = false
+  /**
+   * Attempts that failed in a row, across all batches; any success resets it. A batch's backoff
+   * exponent is its retry number capped by this run: in an outage every attempt fails, the run is
+   * long, and backoff grows as usual; when the server is healthy and only some requests fail, the
+   * run stays short and a batch that was merely unlucky retries quickly instead of waiting out
+   * delays meant for an outage.
+   */
+  #failureRun = 0
 
   constructor(options: ResolvedOptions, bodies: BodyBuilder, hooks: DeliveryHooks, log: Logger) {
     this.#options = options
@@ -62,11 +79,15 @@ export class Delivery {
 
   /** Delivers `batch`; never rejects. Failures are reported through the `failed` hook. */
   async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
-    const signal = this.abort.signal
+    const controller = new AbortController()
+    const signal = controller.signal
+    if (this.#stopped) controller.abort()
+    this.#controllers.add(controller)
     let status: number
     try {
       status = await this.#attempts(batch, keepalive, signal)
     } catch (error) {
+      this.#controllers.delete(controller)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${batch.length} messages; splitting`)
@@ -76,8 +97,9 @@ export class Delivery {
         ])
         return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
       }
-      return this.#fail(batch, signal.aborted ? this.#stopped(error) : error)
+      return this.#fail(batch, signal.aborted ? stoppedError(error) : error)
     }
+    this.#controllers.delete(controller)
     this.#hooks.delivered(batch.map((m) => m.message), status)
     return { delivered: batch.length, failed: 0 }
   }
@@ -102,19 +124,28 @@ export class Delivery {
     this.#log(`sending ${batch.length} messages (${json.length} chars${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     return retry(
       async () => {
-        const response = await this.#attempt({
-          url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
-        })
-        const verdict = classifyStatus(response.status)
-        void discardBody(response)
-        if (verdict === 'success') return response.status
-        throw new HttpError(response.status, `${options.batchUrl} answered ${response.status}.`, {
-          retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), MAX_RETRY_AFTER_MS),
-        })
+        try {
+          const response = await this.#attempt({
+            url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
+          })
+          const verdict = classifyStatus(response.status)
+          void discardBody(response)
+          if (verdict === 'success') {
+            this.#failureRun = 0
+            return response.status
+          }
+          throw new HttpError(response.status, `${options.batchUrl} answered ${response.status}.`, {
+            retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), MAX_RETRY_AFTER_MS),
+          })
+        } catch (error) {
+          if (isRetryableError(error)) this.#failureRun++
+          throw error
+        }
       },
       {
         retries: options.maxRetries,
         backoff: { baseMs: options.minRetryDelay, capMs: options.maxRetryDelay },
+        exponent: (retry) => Math.max(1, Math.min(retry, this.#failureRun)),
         signal,
         onRetry: ({ attempt, error, delayMs }) => {
           this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
@@ -124,9 +155,10 @@ export class Delivery {
     )
   }
 
-  #stopped(cause: unknown): AnalyticsError {
-    if (cause instanceof AbortedError) return cause
-    return new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause })
+  /** Aborts every delivery under way, and any started later: each fails with `AbortedError`. */
+  stop(): void {
+    this.#stopped = true
+    for (const controller of this.#controllers) controller.abort()
   }
 
   #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {

@@ -27,6 +27,11 @@ export interface RetryOptions {
   now?: () => number
   random?: () => number
   isRetryable?: (error: unknown) => boolean
+  /**
+   * The backoff exponent for retry number `retry` (default: `retry` itself, i.e. the delay's
+   * ceiling doubles with every retry of this request).
+   */
+  exponent?: (retry: number) => number
   onRetry?: (info: RetryInfo) => void
 }
 
@@ -64,7 +69,8 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
           willRetry = false
           if (retriesLeft <= 0 || !isRetryable(error)) return
           const retryAfterMs = isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
-          const delayMs = retryDelay(attemptNumber, options.backoff, random(), retryAfterMs)
+          const exponent = options.exponent ? options.exponent(attemptNumber) : attemptNumber
+          const delayMs = retryDelay(exponent, options.backoff, random(), retryAfterMs)
           if (options.windowMs !== undefined && now() + delayMs - start > options.windowMs) return
           willRetry = true
           options.onRetry?.({ attempt: attemptNumber, error, delayMs })
