@@ -12,7 +12,7 @@ import { MESSAGE_TYPES, type MessageType } from '../message/types.js'
 import { describe, isPlainObject, validateMessage } from '../message/validate.js'
 import { randomUUID } from '../platform/runtime.js'
 import { badRequest, fromMessageError } from './http-errors.js'
-import { assign, mergeUnder } from './merge.js'
+import { assign, mergeUnder } from '../message/merge.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 
