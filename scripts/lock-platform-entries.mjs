@@ -4,6 +4,7 @@
 // record them, and `npm ci` then refuses the lock as out of sync. Each entry states the package's
 // platform (os / cpu / libc, read off its name), so npm skips it here and installs it on the
 // platform it is for. Run after `npm install` changes the lock: `node scripts/lock-platform-entries.mjs`.
+import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 
 const OS = { darwin: 'darwin', linux: 'linux', win32: 'win32', windows: 'win32', android: 'android', freebsd: 'freebsd', openbsd: 'openbsd', openharmony: 'openharmony' }
@@ -22,14 +23,18 @@ function platformOf(name) {
 const path = new URL('../package-lock.json', import.meta.url)
 const lock = JSON.parse(readFileSync(path, 'utf8'))
 let added = 0
-for (const [key, entry] of Object.entries(lock.packages)) {
+for (const entry of Object.values(lock.packages)) {
   for (const [dep, version] of Object.entries(entry.optionalDependencies ?? {})) {
     const depKey = `node_modules/${dep}`
     if (lock.packages[depKey]) continue
     lock.packages[depKey] = { version, dev: entry.dev || undefined, optional: true, ...platformOf(dep) }
     added++
   }
-  void key
 }
 writeFileSync(path, JSON.stringify(lock, null, 2) + '\n')
+// Let npm write the file in its own order, so a later `npm install` leaves it as it is.
+execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], {
+  cwd: new URL('..', import.meta.url),
+  stdio: 'ignore',
+})
 console.log(`lock-platform-entries: added ${added} entries`)
