@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSink, UUID_V4, type Sink } from './support/sink.js'
-import { esmScript, printedFlush, printedIds, printedResolution } from './support/scripts.js'
+import { esmScript, expectScriptDelivered, printedFlush, printedIds, printedResolution } from './support/scripts.js'
 import { DIST, expectCleanExit, installPacked, requireBinary, requireBuild, run, scratchDir, writeFiles, type RunResult } from './support/runtimes.js'
 
 let sink: Sink
@@ -38,14 +38,7 @@ async function expectDelivered(result: RunResult, tag: string, mode: string, scr
   // by name: the packed copy (through its exports map), not the repo's own dist via self-reference.
   const packed = join(scratch.dir, 'node_modules/isomorphic-analytics/dist/index.js')
   expect(printedResolution(result)).toBe(script === 'by-name.mjs' ? packed : join(DIST, 'index.js'))
-  const ids = printedIds(result)
-  for (const id of ids) expect(id).toMatch(UUID_V4)
-  if (mode === 'flush') expect(printedFlush(result)).toEqual({ delivered: 3, failed: 0 })
-  const received = sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
-  expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
-  const request = sink.batches().find((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))!
-  expect(request.headers['content-type']).toBe('application/json')
-  expect(request.headers.authorization).toBe(`Basic ${btoa('rt-key:')}`)
+  expectScriptDelivered(result, sink, tag, mode)
 }
 
 describe('Bun', () => {

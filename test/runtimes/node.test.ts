@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSink, UUID_V4, type Sink } from './support/sink.js'
-import { cjsScript, esmScript, printedFlush, printedIds, printedResolution } from './support/scripts.js'
+import { cjsScript, esmScript, expectScriptDelivered, printedResolution } from './support/scripts.js'
 import { expectCleanExit, installPacked, requireBinary, requireBuild, run, scratchDir, writeFiles } from './support/runtimes.js'
 
 let sink: Sink
@@ -46,19 +46,7 @@ describe.each([
     const result = await run(node, [script, sink.url, mode, tag], { cwd: scratch.dir, timeoutMs: 30_000 })
     expectCleanExit(result, `${label} ${script} ${mode}`)
     expect(printedResolution(result)).toBe(join(scratch.dir, 'node_modules/isomorphic-analytics/dist', script === 'esm.mjs' ? 'index.js' : 'index.cjs'))
-    const ids = printedIds(result)
-    expect(ids).toHaveLength(3)
-    for (const id of ids) expect(id).toMatch(UUID_V4)
-    if (mode === 'flush') expect(printedFlush(result)).toEqual({ delivered: 3, failed: 0 })
-
-    // The process has exited, so everything it sent has arrived.
-    const received = sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
-    expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
-    const request = sink.batches().find((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))!
-    expect(request.headers['content-type']).toBe('application/json')
-    expect(request.headers.authorization).toBe(`Basic ${btoa('rt-key:')}`)
-    expect(request.body?.writeKey).toBeUndefined()
-    expect(request.body?.context?.library?.name).toBe('isomorphic-analytics')
+    expectScriptDelivered(result, sink, tag, mode)
   }, 60_000)
 
   it('is the runtime it claims to be', async () => {

@@ -1,6 +1,6 @@
 /** WebhookDestination against real loopback HTTP servers: requests, headers, signature, outcome. */
 import { createHmac } from 'node:crypto'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   WEBHOOK_USER_AGENT,
   WebhookDestination,
@@ -9,7 +9,7 @@ import {
   type WebhookDestinationEvents,
 } from '../../src/webhooks/index.js'
 import { deliverToEnd, next, settle, useFakeTimers } from './drive.js'
-import { startServer, type TestServer } from './servers.js'
+import { useServers } from './servers.js'
 
 const SECRET = 'shh-🔑-secret'
 const payload = toWebhookPayload({
@@ -21,17 +21,7 @@ const payload = toWebhookPayload({
   timestamp: '2026-11-22T10:00:00.000Z',
 })
 
-const servers: TestServer[] = []
-async function server(...args: Parameters<typeof startServer>): Promise<TestServer> {
-  const s = await startServer(...args)
-  servers.push(s)
-  return s
-}
-
-afterEach(async () => {
-  vi.useRealTimers()
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+const server = useServers()
 
 describe('WebhookDestination delivery', () => {
   it('POSTs to every URL in parallel with the fixed headers, static headers and a signature of the raw body', async () => {

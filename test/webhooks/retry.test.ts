@@ -1,22 +1,12 @@
 /** WebhookDestination retries, on real loopback servers, with the backoff run on fake timers. */
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { WEBHOOK_DEFAULTS, WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
 import { deliverToEnd, next, settle, useFakeTimers } from './drive.js'
-import { startServer, type TestServer } from './servers.js'
+import { useServers } from './servers.js'
 
 const payload = toWebhookPayload({ type: 'identify', userId: 'u-1', traits: { plan: 'pro' }, timestamp: '2026-11-22T10:00:00.000Z' })
 
-const servers: TestServer[] = []
-async function server(...args: Parameters<typeof startServer>): Promise<TestServer> {
-  const s = await startServer(...args)
-  servers.push(s)
-  return s
-}
-
-afterEach(async () => {
-  vi.useRealTimers()
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+const server = useServers()
 
 describe('WebhookDestination retries', () => {
   it('retries 408, 429 and 5xx, then delivers, re-sending identical bytes', async () => {

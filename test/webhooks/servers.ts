@@ -5,6 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { afterEach, vi } from 'vitest'
 
 export interface ReceivedRequest {
   method: string
@@ -98,4 +99,21 @@ export function startServer(fallback: Reply = { status: 200 }): Promise<TestServ
 
 export function startHttpsServer(options: { key: string | Buffer; cert: string | Buffer }, fallback: Reply = { status: 200 }): Promise<TestServer> {
   return serve(createHttpsServer(options), 'https', fallback)
+}
+
+/**
+ * For a test file: `server(...)` starts a loopback server like `startServer`, and every server
+ * started is closed after each test (real timers restored first, so closing can complete).
+ */
+export function useServers(): (...args: Parameters<typeof startServer>) => Promise<TestServer> {
+  const servers: TestServer[] = []
+  afterEach(async () => {
+    vi.useRealTimers()
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+  })
+  return async (...args) => {
+    const s = await startServer(...args)
+    servers.push(s)
+    return s
+  }
 }

@@ -5,7 +5,9 @@
  * script still running after 30 s means the timer kept the runtime alive.
  * They print `RESOLVED <file>` (where the package import resolved), `IDS [...]` (the messageIds `track` returned) and, after a flush, `FLUSH {...}`.
  */
+import { expect } from 'vitest'
 import type { RunResult } from './runtimes.js'
+import { UUID_V4, type Sink } from './sink.js'
 
 const BODY = `
 const [endpoint, mode, tag] = globalThis.Deno ? Deno.args : process.argv.slice(2)
@@ -47,4 +49,23 @@ export function printedResolution(result: RunResult): string {
 export function printedFlush(result: RunResult): unknown {
   const line = result.stdout.split(/\r?\n/).find((l) => l.startsWith('FLUSH '))
   return line ? JSON.parse(line.slice(6)) : undefined
+}
+
+/**
+ * The three events a script tracked (tagged `tag`) arrived at `sink`, all of them, in the server
+ * form (JSON with Basic auth, no `writeKey` in the body); after `flush`, the script saw them
+ * delivered. The script has exited, so everything it sent has arrived.
+ */
+export function expectScriptDelivered(result: RunResult, sink: Sink, tag: string, mode: string): void {
+  const ids = printedIds(result)
+  expect(ids).toHaveLength(3)
+  for (const id of ids) expect(id).toMatch(UUID_V4)
+  if (mode === 'flush') expect(printedFlush(result)).toEqual({ delivered: 3, failed: 0 })
+  const received = sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
+  expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
+  const request = sink.batches().find((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))!
+  expect(request.headers['content-type']).toBe('application/json')
+  expect(request.headers.authorization).toBe(`Basic ${btoa('rt-key:')}`)
+  expect(request.body?.writeKey).toBeUndefined()
+  expect(request.body?.context?.library?.name).toBe('isomorphic-analytics')
 }
