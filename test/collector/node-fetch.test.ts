@@ -1,12 +1,8 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeFetch } from '../../src/collector/index.js'
 import { WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
-import { startHttpsServer, startServer, type TestServer } from '../webhooks/servers.js'
+import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from '../webhooks/servers.js'
 
 const payload = toWebhookPayload({ type: 'track', event: 'Signed Up', userId: 'u-1' })
 
@@ -95,20 +91,12 @@ describe('nodeFetch', () => {
 })
 
 describe('nodeFetch over TLS', () => {
-  let dir: string
   let https: TestServer
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'node-fetch-tls-'))
-    execFileSync('/usr/bin/openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' })
-    https = await startHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) })
+    https = await startHttpsServer(selfSignedCertificate())
   })
   afterAll(async () => {
     await https.close()
-    rmSync(dir, { recursive: true, force: true })
   })
 
   it('refuses a self-signed certificate: a TLS error, not retried, no request sent', async () => {

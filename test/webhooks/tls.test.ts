@@ -2,36 +2,24 @@
  * A real HTTPS server with a self-signed certificate made at test time: the destination refuses
  * it with a TlsError, its request handler never runs, and no retry is scheduled.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TlsError, WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
 import { deliverToEnd, settle, useFakeTimers } from './drive.js'
-import { startHttpsServer, startServer, type TestServer } from './servers.js'
+import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from './servers.js'
 
 const payload = toWebhookPayload({ type: 'track', event: 'Signed Up', userId: 'u-1' })
-let dir: string
 let cert: { key: Buffer; cert: Buffer }
 let https: TestServer
 let handshakes = 0
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'webhooks-tls-'))
-  execFileSync('/usr/bin/openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-  ], { stdio: 'ignore' })
-  cert = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }
+  cert = selfSignedCertificate()
   https = await startHttpsServer(cert, { status: 200 })
   https.server.on('secureConnection', () => handshakes++)
 })
 
 afterAll(async () => {
   await https.close()
-  rmSync(dir, { recursive: true, force: true })
 })
 
 afterEach(() => {
