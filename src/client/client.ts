@@ -192,7 +192,8 @@ export class Client {
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)
     this.#log(`flushing ${queued.length} messages in ${batches.length} batches`)
     for (const batch of batches) {
-      const size = this.#bodies.size(batch)
+      // Only on page hide is there a keepalive budget to spend.
+      const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Number.POSITIVE_INFINITY
       const keepalive = size <= keepaliveBudget
       if (keepalive) keepaliveBudget -= size
       this.#stats.inFlight += batch.length

@@ -9,7 +9,7 @@ import type { SentMessage } from '../message/types.js'
 import { attemptRequest, discardBody, type AttemptRequest } from '../transport/attempt.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
-import { retry } from '../transport/retry.js'
+import { attemptsOf, retry } from '../transport/retry.js'
 import type { BodyBuilder } from './batcher.js'
 import type { QueuedMessage } from './build-message.js'
 import { Limiter } from './limiter.js'
@@ -162,6 +162,8 @@ export class Delivery {
   }
 
   #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {
+    const attempts = attemptsOf(error)
+    if (attempts !== undefined) this.#log(`${batch.length} messages failed after ${attempts} attempt(s)`)
     const reported = isAnalyticsError(error)
       ? error
       : new AnalyticsError('NETWORK', `Delivery failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })

@@ -92,11 +92,6 @@ export function unrefTimer(handle: TimerHandle): void {
   }
 }
 
-export function refTimer(handle: TimerHandle): void {
-  const h = handle as unknown as { ref?: () => void }
-  if (typeof h === 'object' && typeof h?.ref === 'function') h.ref()
-}
-
 /** A sleep on a background timer that an abort signal cuts short (rejecting with its reason). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -35,6 +35,18 @@ describe('debug: true', () => {
     expect(log.some((l) => l.includes('attempt 1 failed') && l.includes('503') && l.includes('retrying'))).toBe(true)
     expect(log.some((l) => l.includes('delivered 1 messages'))).toBe(true)
     expect(log.some((l) => l.includes('failed:') && l.includes('400'))).toBe(true)
+    expect(log.some((l) => l.includes('1 messages failed after 1 attempt(s)'))).toBe(true)
+  })
+
+  it('says how many attempts a batch took before it failed for good', async () => {
+    vi.useFakeTimers()
+    const lines = captureConsole()
+    collector(() => HttpResponse.json({}, { status: 500 }))
+    const client = createTestClient({ debug: true, maxRetries: 2 })
+    client.on('error', () => {})
+    client.track(trackInput(0))
+    expect(await settle(client.flush())).toEqual({ delivered: 0, failed: 1 })
+    expect(lines().some((l) => l.includes('1 messages failed after 3 attempt(s)'))).toBe(true)
   })
 })
 
