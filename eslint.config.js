@@ -24,7 +24,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/platform/**/*.ts', 'src/cli/**/*.ts', 'src/collector/server.ts', 'src/collector/node-listener.ts'],
+    files: ['src/platform/**/*.ts', 'src/cli/**/*.ts', 'src/collector/server/**/*.ts'],
     rules: { 'no-restricted-globals': 'off', 'no-restricted-imports': 'off' },
   },
 )

@@ -6,17 +6,23 @@
 import { ClientClosedError } from '../errors.js'
 import { createLogger, debugEnables, type Logger } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
+import type { WebhookDestination } from '../webhooks/index.js'
+import { MemoryMemberships } from './admin/memberships.js'
 import {
   requestDeletion,
   syncAudience,
+  type AdminState,
   type AudienceSyncRequest,
   type DeletionRequest,
   type Dispatch,
-} from './admin.js'
+} from './admin/requests.js'
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
-import type { DeliveryCounters } from './delivery-queue.js'
-import { createHandler, type AcceptedBatch } from './handler.js'
-import { createSourceRuntime, type SourceRuntime } from './source.js'
+import { MemoryQueue } from './delivery/memory-queue.js'
+import type { DeliveryQueue } from './delivery/queue.js'
+import { createHandler } from './http/handler.js'
+import { createIngest, type AcceptedBatch } from './ingest/accept.js'
+import { createSourceRuntime, type SourceRuntime } from './sources.js'
+import { Tally } from './stats.js'
 
 export interface CollectorStats {
   /** HTTP requests handled. */
@@ -75,48 +81,53 @@ export function createCollector(config: CollectorConfig): Collector {
 
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
   const log: Logger = createLogger(config.debug ?? debugEnables(readDebugSetting(), 'analytics'))
-  const deliveries: DeliveryCounters = { forwarded: 0, failed: 0, retries: 0 }
-  const counters = { requests: 0, rejected: 0, received: 0, skipped: 0 }
-  const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config, deliveries, log))
+  const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
+  const tally = new Tally(sources.map((s) => s.name))
   const byKey = new Map<string, SourceRuntime>(sources.map((s) => [s.writeKey, s]))
   const byName = new Map<string, SourceRuntime>(sources.map((s) => [s.name, s]))
-  const memberships = new Map<string, readonly string[]>()
-  const queues = sources.flatMap((s) => (s.queue ? [s.queue] : []))
+  const destinations = new Map<string, WebhookDestination>(
+    sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
+  )
+  const queue: DeliveryQueue = new MemoryQueue({
+    destinations,
+    concurrency: config.deliveryConcurrency,
+    maxPending: config.maxPendingDeliveries,
+    tally,
+    log,
+  })
+  const admin: AdminState = { byName, queue, memberships: new MemoryMemberships() }
   let closing: Promise<DrainReport> | undefined
 
   const open = (call: string) => {
     if (closing !== undefined) throw new ClientClosedError(call)
   }
-  const deletion = (request: DeletionRequest) => (open('requestDeletion'), requestDeletion(byName, request))
-  const audience = (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(byName, memberships, request))
+  const deletion = (request: DeletionRequest) => (open('requestDeletion'), requestDeletion(admin, request))
+  const audience = (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(admin, request))
 
-  const stats = (): CollectorStats => ({
-    ...counters,
-    ...deliveries,
-    retrying: queues.reduce((n, q) => n + q.retrying, 0),
-    pending: queues.reduce((n, q) => n + q.pending, 0),
-  })
+  const stats = (): CollectorStats => {
+    const { requests, rejected, totals } = tally.snapshot()
+    return { requests, rejected, ...totals, ...queue.counts() }
+  }
 
-  const fetch = createHandler({
+  const ingest = createIngest({
     lookup: (key) => byKey.get(key) ?? (hooks.anyWriteKey ? sources[0] : undefined),
+    queue,
+    tally,
+    log,
+    ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
+  })
+  const fetch = createHandler({
+    ingest,
     admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience },
     isClosed: () => closing !== undefined,
-    counters,
+    tally,
     log,
     onError: config.onError,
-    ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
   })
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
     log(`closing: ${stats().pending} deliveries pending, waiting up to ${timeoutMs} ms`)
-    let timer: ReturnType<typeof setTimeout> | undefined
-    // A plain (ref'd) timer: the drain is bounded, and the process must live until it reports.
-    const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
-    const idle = Promise.all(queues.map((q) => q.whenIdle())).then(() => true as const)
-    const drained = await Promise.race([idle, bound])
-    clearTimeout(timer)
-    const pending = stats().pending
-    await Promise.all(queues.map((q) => q.close()))
+    const { drained, pending } = await queue.close(timeoutMs)
     log(drained ? 'closed: every delivery settled' : `closed: ${pending} deliveries still pending were cancelled`)
     return { drained, pending, stats: stats() }
   }

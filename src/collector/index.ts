@@ -15,12 +15,12 @@ export type {
   SourceWebhooksConfig,
   WebhookUrlConfig,
 } from './config.js'
-export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin.js'
-export type { AcceptedBatch } from './handler.js'
-export { integrationEnabled, WEBHOOKS_INTEGRATION } from './routing.js'
-export { HttpProblem, type HttpErrorCode } from './http-errors.js'
-export { nodeFetch, startServer, type CollectorServer, type ServerOptions } from './server.js'
-export { createRequestListener, type FetchHandler, type RequestListenerOptions } from './node-listener.js'
+export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin/requests.js'
+export type { AcceptedBatch } from './ingest/accept.js'
+export { integrationEnabled, WEBHOOKS_INTEGRATION } from './ingest/routing.js'
+export { HttpProblem, type HttpErrorCode } from './http/errors.js'
+export { nodeFetch, startServer, type CollectorServer, type ServerOptions } from './server/server.js'
+export { createRequestListener, type FetchHandler, type RequestListenerOptions } from './server/node-listener.js'
 export {
   AnalyticsError,
   ClientClosedError,

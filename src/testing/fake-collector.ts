@@ -7,8 +7,8 @@
 import { HttpResponse, http, type HttpHandler } from 'msw'
 import { resolveConfig } from '../collector/config.js'
 import { buildCollector, type Collector } from '../collector/create-collector.js'
-import type { AcceptedBatch } from '../collector/handler.js'
-import type { Message } from '../collector/ingest.js'
+import type { AcceptedBatch } from '../collector/ingest/accept.js'
+import type { Message } from '../collector/ingest/parse.js'
 
 export interface FakeCollectorOptions {
   /** The only write key accepted. Default: any key (a request with no key is still a 401). */

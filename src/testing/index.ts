@@ -10,4 +10,4 @@ export {
   type RecordedRequest,
   type ScriptedReply,
 } from './fake-collector.js'
-export type { Message as CollectedMessage } from '../collector/ingest.js'
+export type { Message as CollectedMessage } from '../collector/ingest/parse.js'

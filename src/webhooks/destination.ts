@@ -9,39 +9,17 @@
  * retry goes only to those URLs: a URL that answered 400 is not asked again, while its neighbour
  * that answered 503 is. When every URL failed for good, delivery fails at once.
  */
-import {
-  AbortedError,
-  ClientClosedError,
-  HttpError,
-  NetworkError,
-  ValidationError,
-  isAnalyticsError,
-  type AnalyticsError,
-} from '../errors.js'
+import { AbortedError, ClientClosedError, ValidationError, type AnalyticsError } from '../errors.js'
 import { Emitter } from '../emitter.js'
-import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { retry } from '../transport/retry.js'
-import { parseRetryAfter } from '../transport/retry-after.js'
-import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
+import { isRetryableError } from '../transport/retry-policy.js'
+import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
 import {
   resolveDestinationOptions,
   type ResolvedDestinationOptions,
   type WebhookDestinationOptions,
 } from './options.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
-
-/** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
-export interface UrlResult {
-  url: string
-  /** The attempt this outcome comes from, from 1 (0: never attempted). */
-  attempt: number
-  /** The HTTP status, when the URL answered. */
-  status?: number
-  /** Why this URL did not accept the message: `HttpError`, `TimeoutError`, `NetworkError`, `TlsError`… */
-  error?: AnalyticsError
-  /** Still answering when another URL accepted the message; it completes in the background. */
-  pending?: true
-}
 
 export interface DeliveryResult {
   /** Whether some URL answered 2xx. */
@@ -68,7 +46,7 @@ export interface WebhookDestinationEvents {
 interface Delivery {
   readonly payload: object
   readonly body: string
-  readonly headers: ReadonlyArray<Readonly<Record<string, string>>>
+  readonly targets: readonly AttemptTarget[]
   results: UrlResult[]
   /** Indexes of the URLs the next attempt goes to. */
   active: number[]
@@ -76,9 +54,6 @@ interface Delivery {
   deliveredBy: number
   error?: AnalyticsError
 }
-
-const retryAfterOf = (error: AnalyticsError | undefined): number =>
-  (error as { retryAfterMs?: number } | undefined)?.retryAfterMs ?? -1
 
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
@@ -118,7 +93,57 @@ export class WebhookDestination {
    * call after `close()`, resolves with `delivered: false` and the error).
    */
   deliver(payload: object): Promise<DeliveryResult> {
-    const promise = this.#deliver(payload)
+    return this.#track(this.#deliver(payload, undefined))
+  }
+
+  /**
+   * Like `deliver`, for a payload already serialised: `body` is POSTed and signed exactly as
+   * given (so numbers keep the digits they were written with). `payload` only labels events.
+   */
+  deliverSerialized(body: string, payload: object = { body }): Promise<DeliveryResult> {
+    return this.#track(this.#deliver(payload, body))
+  }
+
+  /**
+   * Each URL with the headers an attempt with this body sends: its static headers, and
+   * `X-Signature` over `body` when a shared secret is set. Compute once per body.
+   */
+  targetsFor(body: string): AttemptTarget[] {
+    const { targets, sharedSecret } = this.#options
+    const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
+    return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
+  }
+
+  /**
+   * One attempt and no schedule: POSTs `body` to the URLs `urls` (indexes, default all) and
+   * resolves with the outcome, including the URLs worth another attempt and any Retry-After.
+   * For a caller that owns the schedule (a durable queue). Never rejects.
+   */
+  attempt(
+    body: string,
+    options: {
+      attempt?: number
+      urls?: readonly number[]
+      /** Each URL's outcome so far (from the previous attempt's `results`). */
+      previous?: readonly UrlResult[]
+      /** From `targetsFor(body)`, to sign once for many attempts. */
+      targets?: readonly AttemptTarget[]
+    } = {},
+  ): Promise<AttemptOutcome> {
+    const { fetch, timeout, now } = this.#options
+    return attemptOnce({
+      targets: options.targets ?? this.targetsFor(body),
+      body,
+      attempt: options.attempt ?? 1,
+      ...(options.urls && { urls: options.urls }),
+      ...(options.previous && { previous: options.previous }),
+      fetch,
+      timeout,
+      now,
+    })
+  }
+
+  #track(promise: Promise<DeliveryResult>): Promise<DeliveryResult> {
     this.#pending.add(promise)
     void promise.then(() => this.#pending.delete(promise))
     return promise
@@ -137,28 +162,30 @@ export class WebhookDestination {
     await Promise.all([...this.#pending])
   }
 
-  async #deliver(payload: object): Promise<DeliveryResult> {
-    const { targets, sharedSecret, backoff, retryWindow, now, random } = this.#options
+  async #deliver(payload: object, serialized: string | undefined): Promise<DeliveryResult> {
+    const { targets, backoff, retryWindow, now, random } = this.#options
     const unattempted = (error: AnalyticsError): UrlResult[] => targets.map(({ url }) => ({ url, attempt: 0, error }))
     if (this.#closed) {
       const error = new ClientClosedError('deliver')
       return this.#fail(payload, 0, unattempted(error), error)
     }
     let body: string
-    try {
-      const json: unknown = JSON.stringify(payload)
-      if (typeof json !== 'string') throw new TypeError('JSON.stringify returned nothing')
-      body = json
-    } catch (cause) {
-      const reason = cause instanceof Error ? cause.message : String(cause)
-      const error = new ValidationError('payload', `Expected the payload to serialise to JSON: ${reason}.`, { cause })
-      return this.#fail(payload, 0, unattempted(error), error)
+    if (serialized !== undefined) body = serialized
+    else {
+      try {
+        const json: unknown = JSON.stringify(payload)
+        if (typeof json !== 'string') throw new TypeError('JSON.stringify returned nothing')
+        body = json
+      } catch (cause) {
+        const reason = cause instanceof Error ? cause.message : String(cause)
+        const error = new ValidationError('payload', `Expected the payload to serialise to JSON: ${reason}.`, { cause })
+        return this.#fail(payload, 0, unattempted(error), error)
+      }
     }
-    const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
     const delivery: Delivery = {
       payload,
       body,
-      headers: targets.map((t) => (signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers)),
+      targets: this.targetsFor(body),
       results: targets.map(({ url }) => ({ url, attempt: 0 })),
       active: targets.map((_, i) => i),
       attempts: 0,
@@ -219,77 +246,25 @@ export class WebhookDestination {
     return { delivered: false, attempts, results, error }
   }
 
-  /**
-   * One attempt: POST to every active URL in parallel. Settles as soon as one answers 2xx (the
-   * others complete in the background and are reported `pending`), or once all have answered.
-   */
-  #attempt(delivery: Delivery, n: number): Promise<void> {
-    const { targets } = this.#options
-    const active = delivery.active
-    this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: active.map((i) => targets[i].url) })
-    const results = delivery.results.slice()
-    for (const i of active) results[i] = { url: targets[i].url, attempt: n, pending: true }
-    return new Promise<void>((resolve) => {
-      let remaining = active.length
-      let settled = false
-      const settle = () => {
-        settled = true
-        delivery.results = results.slice()
-        resolve()
-      }
-      for (const i of active) {
-        void this.#send(targets[i].url, delivery.headers[i], delivery.body).then((outcome) => {
-          if (settled) return
-          results[i] = { url: targets[i].url, attempt: n, ...outcome }
-          remaining--
-          if (outcome.error === undefined) {
-            delivery.deliveredBy = i
-            settle()
-          } else if (remaining === 0) {
-            this.#concludeFailedAttempt(delivery, results, active)
-            settle()
-          }
-        })
-      }
+  /** One attempt of the in-memory schedule: the shared primitive, recorded on `delivery`. */
+  async #attempt(delivery: Delivery, n: number): Promise<void> {
+    const { fetch, timeout, now, targets } = this.#options
+    this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
+    const outcome = await attemptOnce({
+      targets: delivery.targets,
+      body: delivery.body,
+      attempt: n,
+      urls: delivery.active,
+      previous: delivery.results,
+      fetch,
+      timeout,
+      now,
     })
-  }
-
-  /**
-   * After an attempt where no URL succeeded: the next attempt goes to the URLs whose failure is
-   * retryable, and the attempt's error is the one that decides what happens next: a retryable one
-   * if any (the longest Retry-After, so every URL's wish is honoured), else the first final one.
-   */
-  #concludeFailedAttempt(delivery: Delivery, results: UrlResult[], active: readonly number[]): void {
-    const retryable = active.filter((i) => isRetryableError(results[i].error))
-    delivery.active = retryable
-    if (retryable.length > 0) {
-      delivery.error = retryable
-        .map((i) => results[i].error!)
-        .reduce((a, b) => (retryAfterOf(b) > retryAfterOf(a) ? b : a))
-    } else {
-      delivery.error = results[active[0]].error
-    }
-  }
-
-  async #send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
-    const { fetch, timeout, now } = this.#options
-    try {
-      const response = await attemptRequest(fetch, { url, headers: headers as Record<string, string>, body, timeoutMs: timeout })
-      void discardBody(response)
-      const { status } = response
-      if (classifyStatus(status) === 'success') return { status }
-      const redirect = status === 0 || (status >= 300 && status < 400)
-      // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of
-      // being cut short (the retry loop never sleeps past the window).
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
-      const message = redirect
-        ? `${url} answered with a redirect (${status}); redirects are not followed.`
-        : `${url} answered ${status}${response.statusText ? ` ${response.statusText}` : ''}.`
-      return { status, error: new HttpError(status, message, retryAfterMs === undefined ? {} : { retryAfterMs }) }
-    } catch (error) {
-      if (isAnalyticsError(error)) return { error }
-      const reason = error instanceof Error ? error.message : String(error)
-      return { error: new NetworkError(`Request to ${url} failed: ${reason}`, { cause: error }) }
+    delivery.results = outcome.results
+    if (outcome.deliveredBy >= 0) delivery.deliveredBy = outcome.deliveredBy
+    else {
+      delivery.active = outcome.retry
+      delivery.error = outcome.error
     }
   }
 }

@@ -30,9 +30,9 @@ export {
 export {
   WebhookDestination,
   type DeliveryResult,
-  type UrlResult,
   type WebhookDestinationEvents,
 } from './destination.js'
+export type { AttemptOutcome, AttemptTarget, UrlResult } from './attempt.js'
 export {
   MAX_WEBHOOK_URLS,
   WEBHOOK_DEFAULTS,

@@ -179,9 +179,16 @@ export function toWebhookPayload(input: unknown): WebhookPayload {
     )
   }
   if (type === 'delete') return deletion(input)
-  const m: Record<string, unknown> = input
-  validateMessage(type as MessageType, m)
-  switch (type as MessageType) {
+  validateMessage(type as MessageType, input)
+  return payloadOfValidMessage(input as Record<string, unknown> & { type: MessageType })
+}
+
+/**
+ * The payload of a message already validated (the collector validates each message once, at
+ * ingest): `toWebhookPayload` without its checks.
+ */
+export function payloadOfValidMessage(m: Record<string, unknown> & { type: MessageType }): WebhookPayload {
+  switch (m.type) {
     case 'page':
       // Go v2 sent Page `Traits` as `properties`; a message may still carry them as `traits`.
       return build('page', m, {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createCollector } from '../../src/collector/index.js'
-import { ClientClosedError } from '../../src/errors.js'
-import { WEBHOOK_USER_AGENT, toWebhookPayload, verifySignature } from '../../src/webhooks/index.js'
-import { KEY, forwardingCollector, post, recordingFetch, track, until } from './helpers.js'
+import { createCollector } from '../../../src/collector/index.js'
+import { ClientClosedError } from '../../../src/errors.js'
+import { WEBHOOK_USER_AGENT, toWebhookPayload, verifySignature } from '../../../src/webhooks/index.js'
+import { KEY, forwardingCollector, post, recordingFetch, track, until } from '../helpers.js'
 
 afterEach(() => {
   vi.useRealTimers()

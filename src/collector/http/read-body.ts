@@ -4,8 +4,8 @@
  * inflated through `DecompressionStream` and the limit applies to the inflated size, so a gzip
  * bomb is refused after `limit` bytes of output, never inflated whole. Invalid UTF-8 is a 400.
  */
-import { MAX_BATCH_BYTES } from '../limits.js'
-import { HttpProblem, badRequest, payloadTooLarge } from './http-errors.js'
+import { MAX_BATCH_BYTES } from '../../limits.js'
+import { HttpProblem, badRequest, payloadTooLarge } from './errors.js'
 
 type Encoding = 'identity' | 'gzip' | 'deflate'
 

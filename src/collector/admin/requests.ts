@@ -1,16 +1,21 @@
 /**
- * Deletion requests and audience syncs (seed §6), as methods of the collector and as the admin
- * endpoints `POST /v1/deletions` and `POST /v1/audiences` (only with an admin token, sent as
- * `Authorization: Bearer <token>`).
+ * Deletion requests and audience syncs (seed §6): the payloads they send, through the same
+ * delivery queue as ingest. The memberships an audience sync diffs against are kept in a
+ * `MembershipStore`.
  */
-import { ValidationError, isValidationError } from '../errors.js'
-import { describe, isPlainObject } from '../message/validate.js'
-import { audienceSync, toWebhookPayload, type WebhookPayload } from '../webhooks/index.js'
-import { requireBearer } from './auth.js'
-import { fromMessageError, jsonResponse } from './http-errors.js'
-import { parseJson } from './ingest.js'
-import { readBodyText } from './read-body.js'
-import type { SourceRuntime } from './source.js'
+import { ValidationError, isValidationError } from '../../errors.js'
+import { describe, isPlainObject } from '../../message/validate.js'
+import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webhooks/index.js'
+import type { DeliveryQueue } from '../delivery/queue.js'
+import type { SourceRuntime } from '../sources.js'
+import type { MembershipStore } from './memberships.js'
+
+/** What the admin requests need: the sources by name, the queue, the memberships. */
+export interface AdminState {
+  byName: ReadonlyMap<string, SourceRuntime>
+  queue: DeliveryQueue
+  memberships: MembershipStore
+}
 
 export interface DeletionRequest {
   userId: string
@@ -55,9 +60,17 @@ function knownSource(byName: ReadonlyMap<string, SourceRuntime>, name: unknown, 
   return source
 }
 
-function send(targets: Array<[SourceRuntime, WebhookPayload[]]>): Dispatch {
+function send(queue: DeliveryQueue, targets: Array<[SourceRuntime, WebhookPayload[]]>): Dispatch {
   const outcomes: Promise<boolean>[] = []
-  for (const [source, payloads] of targets) for (const p of payloads) outcomes.push(source.queue!.push(p))
+  for (const [source, payloads] of targets) {
+    const deliveries = payloads.map((payload) => {
+      let onSettled!: (delivered: boolean) => void
+      outcomes.push(new Promise<boolean>((resolve) => (onSettled = resolve)))
+      return { source: source.name, type: payload.type, body: JSON.stringify(payload), onSettled }
+    })
+    // Known gap: admin payloads are held even past the backlog limit (a large audience can pass it).
+    void queue.enqueue(deliveries, { ignoreLimit: true })
+  }
   const settled = Promise.all(outcomes).then((results) => {
     const delivered = results.filter(Boolean).length
     return { delivered, failed: results.length - delivered }
@@ -66,7 +79,7 @@ function send(targets: Array<[SourceRuntime, WebhookPayload[]]>): Dispatch {
 }
 
 /** One `delete` payload for each affected source whose Webhooks destination is enabled. */
-export function requestDeletion(byName: ReadonlyMap<string, SourceRuntime>, input: DeletionRequest): Dispatch {
+export function requestDeletion({ byName, queue }: AdminState, input: DeletionRequest): Dispatch {
   const request = requireObject(input, 'a deletion request { userId, sources? }')
   const userId = requireString(request.userId, 'userId')
   let affected: SourceRuntime[]
@@ -76,8 +89,9 @@ export function requestDeletion(byName: ReadonlyMap<string, SourceRuntime>, inpu
   } else affected = [...new Set(request.sources.map((name: unknown, i) => knownSource(byName, name, `sources[${i}]`)))]
   const timestamp = new Date().toISOString()
   return send(
+    queue,
     affected
-      .filter((source) => source.queue !== undefined)
+      .filter((source) => source.destination !== undefined)
       .map((source) => [source, [toWebhookPayload({ type: 'delete', userId, timestamp })]]),
   )
 }
@@ -87,11 +101,7 @@ export function requestDeletion(byName: ReadonlyMap<string, SourceRuntime>, inpu
  * source (every member on the first sync). The membership is remembered only once sent: a source
  * without an enabled destination sends nothing and remembers nothing.
  */
-export function syncAudience(
-  byName: ReadonlyMap<string, SourceRuntime>,
-  memberships: Map<string, readonly string[]>,
-  input: AudienceSyncRequest,
-): Dispatch {
+export function syncAudience({ byName, queue, memberships }: AdminState, input: AudienceSyncRequest): Dispatch {
   const request = requireObject(input, 'an audience sync { source, audience, members }')
   const source = knownSource(byName, request.source, 'source')
   const audience = requireString(request.audience, 'audience')
@@ -99,39 +109,15 @@ export function syncAudience(
     throw new ValidationError('members', `Expected \`members\` to be an array of user ids, got ${describe(request.members)}.`)
   }
   const members = [...new Set(request.members.map((id: unknown, i) => requireString(id, `members[${i}]`)))]
-  if (source.queue === undefined) return send([])
-  const key = JSON.stringify([source.name, audience])
+  if (source.destination === undefined) return send(queue, [])
   let payloads: WebhookPayload[]
   try {
-    payloads = audienceSync(audience, memberships.get(key) ?? [], members)
+    payloads = audienceSync(audience, memberships.get(source.name, audience) ?? [], members)
   } catch (error) {
     // The audience's name is `audience` here; audienceSync calls it `audienceName`.
     if (!isValidationError(error) || error.field !== 'audienceName') throw error
     throw new ValidationError('audience', error.message.replaceAll('`audienceName`', '`audience`'))
   }
-  memberships.set(key, members)
-  return send([[source, payloads]])
-}
-
-export type AdminRoute = 'deletions' | 'audiences'
-
-export interface AdminContext {
-  adminToken: string
-  deletion(request: DeletionRequest): Dispatch
-  audience(request: AudienceSyncRequest): Dispatch
-}
-
-/** `POST /v1/deletions` and `POST /v1/audiences`: answers once the payloads are queued. */
-export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
-  await requireBearer(request, context.adminToken)
-  const body = parseJson(await readBodyText(request))
-  try {
-    const dispatch =
-      route === 'deletions'
-        ? context.deletion(body as DeletionRequest)
-        : context.audience(body as AudienceSyncRequest)
-    return jsonResponse(200, { success: true, sources: dispatch.sources, sent: dispatch.payloads.length })
-  } catch (error) {
-    throw fromMessageError(error, '') ?? error
-  }
+  memberships.set(source.name, audience, members)
+  return send(queue, [[source, payloads]])
 }

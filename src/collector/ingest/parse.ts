@@ -7,12 +7,12 @@
  * One bad message rejects the whole request (400 naming it, e.g. `batch[3].event`): a batch is
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
-import { serializeMessage } from '../message/serialize.js'
-import { MESSAGE_TYPES, type MessageType } from '../message/types.js'
-import { describe, isPlainObject, validateMessage } from '../message/validate.js'
-import { randomUUID } from '../platform/runtime.js'
-import { badRequest, fromMessageError } from './http-errors.js'
-import { assign, mergeUnder } from '../message/merge.js'
+import { serializeMessage } from '../../message/serialize.js'
+import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
+import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
+import { randomUUID } from '../../platform/runtime.js'
+import { badRequest, fromMessageError } from '../http/errors.js'
+import { assign, mergeUnder } from '../../message/merge.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 

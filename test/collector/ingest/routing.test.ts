@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { integrationEnabled } from '../../src/collector/index.js'
-import { forwardingCollector, post, track, until } from './helpers.js'
+import { integrationEnabled } from '../../../src/collector/index.js'
+import { forwardingCollector, post, track, until } from '../helpers.js'
 
 describe('integrations rule (Go v2 §4.3)', () => {
   it.each<[unknown, boolean]>([

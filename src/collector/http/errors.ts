@@ -3,7 +3,7 @@
  * (`{ "success": false, "error": { "code", "message", "field"? } }`), caught by the one
  * top-level `catch` of the handler (the shape of hono's `HTTPException`).
  */
-import { isMessageTooLargeError, isValidationError } from '../errors.js'
+import { isMessageTooLargeError, isValidationError } from '../../errors.js'
 
 export type HttpErrorCode =
   | 'BAD_REQUEST'

@@ -3,7 +3,7 @@
  * browser's CORS-free `text/plain` form, from `writeKey` in the body. Admin endpoints use a bearer
  * token compared in constant time.
  */
-import { HttpProblem, unauthorized } from './http-errors.js'
+import { HttpProblem, unauthorized } from './errors.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 

@@ -3,7 +3,7 @@
  * destination is on by default; `All: false` turns all off except those set `true`; a destination
  * set `false` is off. Keys are case-sensitive: `webhooks` is not `Webhooks`.
  */
-import { isPlainObject } from '../message/validate.js'
+import { isPlainObject } from '../../message/validate.js'
 
 /** The destination's name in `integrations`. */
 export const WEBHOOKS_INTEGRATION = 'Webhooks'

@@ -1,8 +1,8 @@
 import { connect } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCollector, startServer, type CollectorServer } from '../../src/collector/index.js'
-import { KEY, basic, track } from './helpers.js'
+import { createCollector, startServer, type CollectorServer } from '../../../src/collector/index.js'
+import { KEY, basic, track } from '../helpers.js'
 
 /** Sends raw bytes on a fresh connection; resolves with the status of the answer (0: none). */
 function raw(port: number, text: string | Buffer): Promise<number> {

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nodeFetch } from '../../src/collector/index.js'
-import { WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
-import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from '../webhooks/servers.js'
+import { nodeFetch } from '../../../src/collector/index.js'
+import { WebhookDestination, toWebhookPayload } from '../../../src/webhooks/index.js'
+import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from '../../webhooks/servers.js'
 
 const payload = toWebhookPayload({ type: 'track', event: 'Signed Up', userId: 'u-1' })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createCollector, ValidationError } from '../../src/collector/index.js'
-import { recordingFetch } from './helpers.js'
+import { createCollector, ValidationError } from '../../../src/collector/index.js'
+import { recordingFetch } from '../helpers.js'
 
 const TOKEN = 'admin-secret'
 

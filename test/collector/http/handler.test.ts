@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createCollector } from '../../src/collector/index.js'
-import { KEY, basic, forwardingCollector, post, track, until } from './helpers.js'
+import { createCollector } from '../../../src/collector/index.js'
+import { KEY, basic, forwardingCollector, post, track, until } from '../helpers.js'
 
 const plain = () => createCollector({ sources: [{ writeKey: KEY, name: 'web' }] })
 

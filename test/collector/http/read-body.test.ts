@@ -1,10 +1,10 @@
 import { gzipSync, deflateSync } from 'node:zlib'
 import { describe, expect, it, vi } from 'vitest'
-import { MAX_BATCH_BYTES } from '../../src/limits.js'
-import { createCollector } from '../../src/collector/index.js'
-import { readBodyText } from '../../src/collector/read-body.js'
-import { HttpProblem } from '../../src/collector/http-errors.js'
-import { KEY, basic, track } from './helpers.js'
+import { MAX_BATCH_BYTES } from '../../../src/limits.js'
+import { createCollector } from '../../../src/collector/index.js'
+import { readBodyText } from '../../../src/collector/http/read-body.js'
+import { HttpProblem } from '../../../src/collector/http/errors.js'
+import { KEY, basic, track } from '../helpers.js'
 
 /** A body stream that hands out `chunks` one per pull and counts the bytes pulled. */
 function countedStream(chunks: Uint8Array[]) {

@@ -1,18 +1,16 @@
 /**
  * A configured source at run time: its name, write key and, when its Webhooks destination is
- * enabled, the queue that feeds that destination.
+ * enabled, that destination (which the delivery queue feeds).
  */
 import { ConfigError, isConfigError } from '../errors.js'
-import type { Logger } from '../logger.js'
 import { WebhookDestination } from '../webhooks/index.js'
 import type { ResolvedConfig, ResolvedSource } from './config.js'
-import { DeliveryQueue, type DeliveryCounters } from './delivery-queue.js'
 
 export interface SourceRuntime {
   readonly name: string
   readonly writeKey: string
   /** `undefined` when the source's Webhooks destination is not enabled. */
-  readonly queue: DeliveryQueue | undefined
+  readonly destination: WebhookDestination | undefined
 }
 
 /**
@@ -23,11 +21,9 @@ export function createSourceRuntime(
   source: ResolvedSource,
   index: number,
   config: ResolvedConfig,
-  counters: DeliveryCounters,
-  log: Logger,
 ): SourceRuntime {
   const { webhooks } = source
-  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, queue: undefined }
+  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, destination: undefined }
   let destination: WebhookDestination
   try {
     destination = new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) })
@@ -37,13 +33,5 @@ export function createSourceRuntime(
     const message = error.message.replace(/`([^`]*)`/g, (match, name: string) => (name === error.option ? `\`${option}\`` : match))
     throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
   }
-  const queue = new DeliveryQueue({
-    destination,
-    concurrency: config.deliveryConcurrency,
-    maxPending: config.maxPendingDeliveries,
-    counters,
-    log,
-    source: source.name,
-  })
-  return { name: source.name, writeKey: source.writeKey, queue }
+  return { name: source.name, writeKey: source.writeKey, destination }
 }

@@ -1,0 +1,182 @@
+/**
+ * `MemoryQueue`: the embedded default. Each source has a lane: deliveries wait in a FIFO and at
+ * most `concurrency` of them are with the source's `WebhookDestination` at once (so a burst never
+ * opens thousands of sockets), at most `maxPending` are held in all (past that, `enqueue` says no
+ * and ingest answers 503), and the destination's own in-memory schedule retries them. Everything
+ * lives in this process: what is still held when it stops is reported as not delivered.
+ */
+import type { Logger } from '../../logger.js'
+import type { WebhookDestination } from '../../webhooks/index.js'
+import type { DeliveryTally } from '../stats.js'
+import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
+
+interface Item {
+  delivery: QueuedDelivery
+  retrying: boolean
+}
+
+class Lane {
+  #waiting: Item[] = []
+  #head = 0
+  readonly active = new Map<object, Item>()
+  retrying = 0
+  closed = false
+
+  constructor(
+    readonly source: string,
+    readonly destination: WebhookDestination,
+    private readonly queue: MemoryQueue,
+  ) {
+    destination.on('retry', ({ payload, attempt, delayMs, error }) => {
+      queue.tally.retried(source)
+      const item = this.active.get(payload)
+      if (item && !item.retrying) {
+        item.retrying = true
+        this.retrying++
+      }
+      queue.log(`${source}: attempt ${attempt} failed (${error.message}); retry in ${delayMs} ms`)
+    })
+  }
+
+  get pending(): number {
+    return this.#waiting.length - this.#head + this.active.size
+  }
+
+  push(delivery: QueuedDelivery): void {
+    this.#waiting.push({ delivery, retrying: false })
+  }
+
+  pump(): void {
+    const { concurrency } = this.queue
+    while (this.active.size < concurrency && this.#head < this.#waiting.length) {
+      const item = this.#waiting[this.#head++]
+      if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
+        this.#waiting = this.#waiting.slice(this.#head)
+        this.#head = 0
+      }
+      // The object that labels this delivery in the destination's events.
+      const label = { type: item.delivery.type }
+      this.active.set(label, item)
+      void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
+        this.active.delete(label)
+        if (!result.delivered) this.queue.log(`${this.source}: ${item.delivery.type} failed: ${result.error?.message ?? 'unknown'}`)
+        this.settle(item, result.delivered)
+        this.pump()
+      })
+    }
+  }
+
+  /** Fails every delivery that never reached the destination. */
+  abandon(): void {
+    const abandoned = this.#waiting.slice(this.#head)
+    this.#waiting = []
+    this.#head = 0
+    for (const item of abandoned) this.settle(item, false)
+  }
+
+  settle(item: Item, delivered: boolean): void {
+    if (item.retrying) this.retrying--
+    if (delivered) this.queue.tally.forwarded(this.source)
+    else this.queue.tally.failed(this.source)
+    item.delivery.onSettled?.(delivered)
+    if (this.pending === 0) this.queue.laneIdle()
+  }
+}
+
+export class MemoryQueue implements DeliveryQueue {
+  readonly #lanes = new Map<string, Lane>()
+  readonly #maxPending: number
+  readonly concurrency: number
+  readonly tally: DeliveryTally
+  readonly log: Logger
+  #idle: Array<() => void> = []
+  #closing: Promise<DrainOutcome> | undefined
+
+  constructor(options: {
+    destinations: ReadonlyMap<string, WebhookDestination>
+    concurrency: number
+    maxPending: number
+    tally: DeliveryTally
+    log: Logger
+  }) {
+    this.concurrency = options.concurrency
+    this.#maxPending = options.maxPending
+    this.tally = options.tally
+    this.log = options.log
+    for (const [source, destination] of options.destinations) this.#lanes.set(source, new Lane(source, destination, this))
+  }
+
+  enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): boolean {
+    if (deliveries.length === 0) return true
+    const lanes = new Map<Lane, number>()
+    for (const d of deliveries) {
+      const lane = this.#lane(d.source)
+      lanes.set(lane, (lanes.get(lane) ?? 0) + 1)
+    }
+    if (!options?.ignoreLimit) {
+      for (const [lane, count] of lanes) if (lane.pending + count > this.#maxPending) return false
+    }
+    if (this.#closing !== undefined) {
+      // Refused after close: never held, so failed at once (and counted).
+      for (const d of deliveries) {
+        this.tally.failed(d.source)
+        d.onSettled?.(false)
+      }
+      return true
+    }
+    for (const d of deliveries) this.#lane(d.source).push(d)
+    for (const lane of lanes.keys()) lane.pump()
+    return true
+  }
+
+  counts(source?: string): BacklogCounts {
+    let pending = 0
+    let retrying = 0
+    for (const lane of this.#lanes.values()) {
+      if (source !== undefined && lane.source !== source) continue
+      pending += lane.pending
+      retrying += lane.retrying
+    }
+    return { pending, retrying }
+  }
+
+  close(timeoutMs: number): Promise<DrainOutcome> {
+    this.#closing ??= this.#drain(timeoutMs)
+    return this.#closing
+  }
+
+  /** Called by a lane that has become empty. */
+  laneIdle(): void {
+    if (this.counts().pending > 0) return
+    const waiters = this.#idle
+    this.#idle = []
+    for (const resolve of waiters) resolve()
+  }
+
+  #whenIdle(): Promise<void> {
+    if (this.counts().pending === 0) return Promise.resolve()
+    return new Promise((resolve) => this.#idle.push(resolve))
+  }
+
+  async #drain(timeoutMs: number): Promise<DrainOutcome> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    // A plain (ref'd) timer: the drain is bounded, and the process must live until it reports.
+    const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
+    const drained = await Promise.race([this.#whenIdle().then(() => true as const), bound])
+    clearTimeout(timer)
+    const pending = this.counts().pending
+    for (const lane of this.#lanes.values()) {
+      lane.closed = true
+      lane.abandon()
+    }
+    await Promise.all([...this.#lanes.values()].map((lane) => lane.destination.close()))
+    await this.#whenIdle()
+    return { drained, pending }
+  }
+
+  #lane(source: string): Lane {
+    const lane = this.#lanes.get(source)
+    if (lane === undefined) throw new Error(`No Webhooks destination for source ${JSON.stringify(source)}.`)
+    return lane
+  }
+}

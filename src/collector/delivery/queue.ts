@@ -1,0 +1,49 @@
+/**
+ * The seam between accepting a message and delivering it: a `DeliveryQueue` holds deliveries
+ * until a Webhooks destination accepts them or they fail for good. The collector chooses one
+ * implementation at construction: `MemoryQueue` (the embedded default; this process's memory)
+ * or a durable one in a queue server. Each delivery travels as the exact JSON text to forward,
+ * serialised once at ingest: nothing re-parses it, so what the sender wrote is what is signed.
+ */
+import type { WebhookEventType } from '../../webhooks/index.js'
+
+export interface QueuedDelivery {
+  /** The source's name: whose destination delivers it. */
+  source: string
+  /** The payload's `type`, for logs. */
+  type: WebhookEventType
+  /** The exact body to POST and sign. */
+  body: string
+  /** Called once with whether it was delivered (memory mode only; for `Dispatch.settled`). */
+  onSettled?: (delivered: boolean) => void
+}
+
+/** Deliveries not settled yet, and those among them waiting for a retry after a failed attempt. */
+export interface BacklogCounts {
+  pending: number
+  retrying: number
+}
+
+export interface DrainOutcome {
+  /** Whether every delivery settled (memory) or every attempt in flight finished (durable). */
+  drained: boolean
+  /** Deliveries this process still held when it stopped (memory: not delivered, counted failed). */
+  pending: number
+}
+
+export interface DeliveryQueue {
+  /**
+   * Takes the deliveries of one request as a unit: all of them, or none when they do not fit
+   * under the source's backlog limit (`false`: the caller answers 503). Resolves once they are
+   * held (in memory at once; in a queue server once it has them). `ignoreLimit` is for the
+   * admin endpoints.
+   */
+  enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): boolean | Promise<boolean>
+  /** Backlog of one source, or of all. */
+  counts(source?: string): BacklogCounts
+  /**
+   * Stops taking deliveries, lets attempts in flight finish within `timeoutMs`, then stops.
+   * Safe to call twice.
+   */
+  close(timeoutMs: number): Promise<DrainOutcome>
+}

@@ -1,0 +1,86 @@
+/**
+ * The collector's counters, in one place with one method per event, overall and per source.
+ * Each part gets only the methods it needs (`IngestTally` for the handler, `DeliveryTally` for a
+ * delivery queue); `snapshot()` is the only way to read them.
+ */
+
+/** One source's counts. */
+export interface SourceCounts {
+  /** Messages accepted. */
+  received: number
+  /** Accepted messages not forwarded: no enabled destination, or turned off by `integrations`. */
+  skipped: number
+  /** Payloads a webhook URL accepted (messages, deletions and audience identifies). */
+  forwarded: number
+  /** Payloads that failed for good. */
+  failed: number
+  /** Failed attempts that were retried. */
+  retries: number
+}
+
+export interface IngestTally {
+  request(): void
+  rejected(): void
+  accepted(source: string, received: number, forwarding: number): void
+}
+
+export interface DeliveryTally {
+  forwarded(source: string): void
+  failed(source: string, count?: number): void
+  retried(source: string): void
+}
+
+const zero = (): SourceCounts => ({ received: 0, skipped: 0, forwarded: 0, failed: 0, retries: 0 })
+
+export class Tally implements IngestTally, DeliveryTally {
+  #requests = 0
+  #rejected = 0
+  readonly #sources = new Map<string, SourceCounts>()
+
+  constructor(sources: readonly string[]) {
+    for (const name of sources) this.#sources.set(name, zero())
+  }
+
+  request(): void {
+    this.#requests++
+  }
+
+  rejected(): void {
+    this.#rejected++
+  }
+
+  accepted(source: string, received: number, forwarding: number): void {
+    const counts = this.#of(source)
+    counts.received += received
+    counts.skipped += received - forwarding
+  }
+
+  forwarded(source: string): void {
+    this.#of(source).forwarded++
+  }
+
+  failed(source: string, count = 1): void {
+    this.#of(source).failed += count
+  }
+
+  retried(source: string): void {
+    this.#of(source).retries++
+  }
+
+  /** A copy of every count: totals, and each source's own. */
+  snapshot(): { requests: number; rejected: number; totals: SourceCounts; sources: Record<string, SourceCounts> } {
+    const totals = zero()
+    const sources: Record<string, SourceCounts> = {}
+    for (const [name, counts] of this.#sources) {
+      sources[name] = { ...counts }
+      for (const key in totals) totals[key as keyof SourceCounts] += counts[key as keyof SourceCounts]
+    }
+    return { requests: this.#requests, rejected: this.#rejected, totals, sources }
+  }
+
+  #of(source: string): SourceCounts {
+    let counts = this.#sources.get(source)
+    if (counts === undefined) this.#sources.set(source, (counts = zero()))
+    return counts
+  }
+}

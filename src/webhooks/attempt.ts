@@ -1,0 +1,132 @@
+/**
+ * One delivery attempt, and nothing else: POST an already-serialised, already-signed body to the
+ * URLs still worth trying, in parallel, and say what happened: delivered (which URL), or which
+ * URLs are worth another attempt and the Retry-After they asked for. When to try again is not
+ * decided here: `WebhookDestination.deliver` runs its own in-memory schedule on top of this, and
+ * a durable queue (the collector's BullMQ mode) owns the schedule with its delayed jobs.
+ *
+ * Per URL: 2xx succeeds; timeouts, network errors, 408, 429 and 5xx are retryable; anything else
+ * (other 4xx, 3xx since redirects are not followed, a refused TLS certificate) is final for that
+ * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background
+ * and are reported `pending`), or once all have answered.
+ */
+import { HttpError, NetworkError, isAnalyticsError, type AnalyticsError } from '../errors.js'
+import type { FetchLike } from '../platform/runtime.js'
+import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { parseRetryAfter } from '../transport/retry-after.js'
+import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
+
+/** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
+export interface UrlResult {
+  url: string
+  /** The attempt this outcome comes from, from 1 (0: never attempted). */
+  attempt: number
+  /** The HTTP status, when the URL answered. */
+  status?: number
+  /** Why this URL did not accept the message: `HttpError`, `TimeoutError`, `NetworkError`, `TlsError`… */
+  error?: AnalyticsError
+  /** Still answering when another URL accepted the message; it completes in the background. */
+  pending?: true
+}
+
+/** Where one attempt goes: each URL with its full headers (static headers and signature). */
+export interface AttemptTarget {
+  url: string
+  headers: Readonly<Record<string, string>>
+}
+
+export interface AttemptRequest {
+  targets: readonly AttemptTarget[]
+  /** The exact bytes to POST (the signature, if any, is over this string). */
+  body: string
+  /** This attempt's number, from 1. */
+  attempt: number
+  /** Indexes into `targets` of the URLs this attempt goes to (default: all). */
+  urls?: readonly number[]
+  /** Each URL's outcome so far (default: none attempted); URLs not tried keep theirs. */
+  previous?: readonly UrlResult[]
+  fetch: FetchLike
+  timeout: number
+  now: () => number
+}
+
+export interface AttemptOutcome {
+  /** Index of the URL that answered 2xx, or -1. */
+  deliveredBy: number
+  /** Each URL's latest outcome, in the order of `targets`. */
+  results: UrlResult[]
+  /**
+   * When not delivered: the URLs worth another attempt (their failure was retryable). Empty when
+   * every URL failed for good: then the delivery has failed.
+   */
+  retry: number[]
+  /**
+   * When not delivered: the error that decides what happens next: the retryable one asking the
+   * longest Retry-After if any (so every URL's wish is honoured), else the first final one.
+   */
+  error?: AnalyticsError
+  /** The deciding error's Retry-After in ms, when the server sent one (uncapped). */
+  retryAfterMs?: number
+}
+
+export const retryAfterOf = (error: AnalyticsError | undefined): number =>
+  (error as { retryAfterMs?: number } | undefined)?.retryAfterMs ?? -1
+
+/** Tries once; resolves with the outcome, never rejects. */
+export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
+  const { targets, body, attempt: n } = request
+  const active = request.urls ?? targets.map((_, i) => i)
+  const results: UrlResult[] = request.previous ? request.previous.map((r) => ({ ...r })) : targets.map(({ url }) => ({ url, attempt: 0 }))
+  for (const i of active) results[i] = { url: targets[i].url, attempt: n, pending: true }
+  return new Promise<AttemptOutcome>((resolve) => {
+    let remaining = active.length
+    let settled = false
+    for (const i of active) {
+      void send(request, targets[i], body).then((outcome) => {
+        if (settled) return
+        results[i] = { url: targets[i].url, attempt: n, ...outcome }
+        remaining--
+        if (outcome.error === undefined) {
+          settled = true
+          resolve({ deliveredBy: i, results: results.slice(), retry: [] })
+        } else if (remaining === 0) {
+          settled = true
+          resolve(concludeFailedAttempt(results.slice(), active))
+        }
+      })
+    }
+  })
+}
+
+function concludeFailedAttempt(results: UrlResult[], active: readonly number[]): AttemptOutcome {
+  const retry = active.filter((i) => isRetryableError(results[i].error))
+  const error =
+    retry.length > 0
+      ? retry.map((i) => results[i].error!).reduce((a, b) => (retryAfterOf(b) > retryAfterOf(a) ? b : a))
+      : results[active[0]].error
+  const retryAfterMs = retryAfterOf(error)
+  return { deliveredBy: -1, results, retry, error, ...(retryAfterMs >= 0 && { retryAfterMs }) }
+}
+
+async function send(request: AttemptRequest, target: AttemptTarget, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
+  const { fetch, timeout, now } = request
+  const { url } = target
+  try {
+    const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout })
+    void discardBody(response)
+    const { status } = response
+    if (classifyStatus(status) === 'success') return { status }
+    const redirect = status === 0 || (status >= 300 && status < 400)
+    // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of
+    // being cut short (the scheduler never sleeps past the window).
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
+    const message = redirect
+      ? `${url} answered with a redirect (${status}); redirects are not followed.`
+      : `${url} answered ${status}${response.statusText ? ` ${response.statusText}` : ''}.`
+    return { status, error: new HttpError(status, message, retryAfterMs === undefined ? {} : { retryAfterMs }) }
+  } catch (error) {
+    if (isAnalyticsError(error)) return { error }
+    const reason = error instanceof Error ? error.message : String(error)
+    return { error: new NetworkError(`Request to ${url} failed: ${reason}`, { cause: error }) }
+  }
+}

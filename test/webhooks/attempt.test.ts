@@ -1,0 +1,47 @@
+/**
+ * `WebhookDestination.attempt`: one attempt and no schedule, for a caller that owns the schedule
+ * (the collector's durable queue). Real loopback servers.
+ */
+import { describe, expect, it } from 'vitest'
+import { WebhookDestination, verifySignature } from '../../src/webhooks/index.js'
+import { useServers } from './servers.js'
+
+const server = useServers()
+const body = '{"version":1,"type":"track","event":"Big","properties":{"id":12345678901234567890123},"timestamp":"2026-11-22T10:00:00.000Z","context":{}}'
+
+describe('WebhookDestination.attempt', () => {
+  it('POSTs the given text byte for byte, signed, and reports which URL accepted it', async () => {
+    const a = await server({ status: 200 })
+    const destination = new WebhookDestination({ urls: [{ url: a.url }], sharedSecret: 's' })
+    const outcome = await destination.attempt(body)
+    expect(outcome).toMatchObject({ deliveredBy: 0, retry: [], results: [{ url: a.url, attempt: 1, status: 200 }] })
+    expect(a.requests[0].raw.toString()).toBe(body)
+    expect(await verifySignature(a.requests[0].raw, String(a.requests[0].headers['x-signature']), 's')).toBe(true)
+  })
+
+  it('does not retry: says which URLs are worth another attempt and the longest Retry-After', async () => {
+    const busy = await server({ status: 503, headers: { 'retry-after': '7' } })
+    const limited = await server({ status: 429, headers: { 'retry-after': '30' } })
+    const refusing = await server({ status: 400 })
+    const destination = new WebhookDestination({ urls: [{ url: busy.url }, { url: limited.url }, { url: refusing.url }] })
+    const outcome = await destination.attempt(body, { attempt: 3 })
+    expect(outcome.deliveredBy).toBe(-1)
+    expect(outcome.retry).toEqual([0, 1])
+    expect(outcome.retryAfterMs).toBe(30_000)
+    expect(outcome.error).toMatchObject({ code: 'HTTP', status: 429 })
+    expect(outcome.results.map((r) => [r.attempt, r.status])).toEqual([[3, 503], [3, 429], [3, 400]])
+    expect([busy, limited, refusing].map((s) => s.requests.length)).toEqual([1, 1, 1])
+
+    // The next attempt goes only to the URLs named; the others keep their previous outcome.
+    const again = await destination.attempt(body, { attempt: 4, urls: outcome.retry, previous: outcome.results })
+    expect(again.results.map((r) => [r.attempt, r.status])).toEqual([[4, 503], [4, 429], [3, 400]])
+    expect(refusing.requests).toHaveLength(1)
+  })
+
+  it('every URL failing for good leaves nothing to retry', async () => {
+    const a = await server({ status: 404 })
+    const outcome = await new WebhookDestination({ urls: [{ url: a.url }] }).attempt(body)
+    expect(outcome).toMatchObject({ deliveredBy: -1, retry: [], error: { status: 404 } })
+    expect(outcome.retryAfterMs).toBeUndefined()
+  })
+})
