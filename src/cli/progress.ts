@@ -7,7 +7,8 @@ import type { CollectorStats } from '../collector/index.js'
 export function formatProgress(stats: CollectorStats): string {
   return (
     `received ${stats.received} · forwarded ${stats.forwarded} · retrying ${stats.retrying} · ` +
-    `failed ${stats.failed} · pending ${stats.pending} · rejected requests ${stats.rejected}`
+    `failed ${stats.failed} · pending ${stats.pending} · rejected requests ${stats.rejected}` +
+    (stats.lastReceivedAt === undefined ? '' : ` · last received at ${stats.lastReceivedAt}`)
   )
 }
 

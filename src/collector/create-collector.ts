@@ -33,6 +33,10 @@ export interface CollectorStats {
   received: number
   /** Accepted messages not forwarded: no enabled destination, or turned off by `integrations`. */
   skipped: number
+  /** analytics.js metrics requests (`POST /v1/m`) answered; they are not forwarded. */
+  metrics: number
+  /** When the latest accepted message arrived (ISO 8601), as recorded in its `receivedAt`. */
+  lastReceivedAt: string | undefined
   /** Payloads a webhook URL accepted (messages, deletions and audience identifies). */
   forwarded: number
   /** Payloads that failed for good. */
@@ -105,8 +109,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const audience = (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(admin, request))
 
   const stats = (): CollectorStats => {
-    const { requests, rejected, totals } = tally.snapshot()
-    return { requests, rejected, ...totals, ...queue.counts() }
+    const { requests, rejected, metrics, lastReceivedAt, totals } = tally.snapshot()
+    return { requests, rejected, metrics, lastReceivedAt, ...totals, ...queue.counts() }
   }
 
   const ingest = createIngest({

@@ -21,7 +21,10 @@ export interface SourceCounts {
 export interface IngestTally {
   request(): void
   rejected(): void
-  accepted(source: string, received: number, forwarding: number): void
+  /** `at`: the `receivedAt` the messages were given. */
+  accepted(source: string, received: number, forwarding: number, at?: string): void
+  /** An analytics.js metrics request (`/v1/m`) was answered. */
+  metrics(): void
 }
 
 export interface DeliveryTally {
@@ -35,6 +38,8 @@ const zero = (): SourceCounts => ({ received: 0, skipped: 0, forwarded: 0, faile
 export class Tally implements IngestTally, DeliveryTally {
   #requests = 0
   #rejected = 0
+  #metrics = 0
+  #lastReceivedAt: string | undefined
   readonly #sources = new Map<string, SourceCounts>()
 
   constructor(sources: readonly string[]) {
@@ -49,10 +54,15 @@ export class Tally implements IngestTally, DeliveryTally {
     this.#rejected++
   }
 
-  accepted(source: string, received: number, forwarding: number): void {
+  accepted(source: string, received: number, forwarding: number, at?: string): void {
+    if (at !== undefined) this.#lastReceivedAt = at
     const counts = this.#of(source)
     counts.received += received
     counts.skipped += received - forwarding
+  }
+
+  metrics(): void {
+    this.#metrics++
   }
 
   forwarded(source: string): void {
@@ -68,14 +78,21 @@ export class Tally implements IngestTally, DeliveryTally {
   }
 
   /** A copy of every count: totals, and each source's own. */
-  snapshot(): { requests: number; rejected: number; totals: SourceCounts; sources: Record<string, SourceCounts> } {
+  snapshot(): {
+    requests: number
+    rejected: number
+    metrics: number
+    lastReceivedAt: string | undefined
+    totals: SourceCounts
+    sources: Record<string, SourceCounts>
+  } {
     const totals = zero()
     const sources: Record<string, SourceCounts> = {}
     for (const [name, counts] of this.#sources) {
       sources[name] = { ...counts }
       for (const key in totals) totals[key as keyof SourceCounts] += counts[key as keyof SourceCounts]
     }
-    return { requests: this.#requests, rejected: this.#rejected, totals, sources }
+    return { requests: this.#requests, rejected: this.#rejected, metrics: this.#metrics, lastReceivedAt: this.#lastReceivedAt, totals, sources }
   }
 
   #of(source: string): SourceCounts {

@@ -20,7 +20,7 @@ export interface AdminContext {
 /** `POST /v1/deletions` and `POST /v1/audiences`: answers once the payloads are queued. */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
-  const body = parseJson(await readBodyText(request))
+  const body = parseJson(await readBodyText(request)).value
   try {
     const dispatch =
       route === 'deletions'

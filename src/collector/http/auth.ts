@@ -34,6 +34,24 @@ export function writeKeyFromHeader(request: Request): string | undefined {
   return key
 }
 
+/**
+ * The write key of RudderStack's beacon form, `?writeKey=KEY` (a beacon cannot set headers), as
+ * strict as Basic auth: exactly one non-empty key, and an `Authorization` header, if one is sent
+ * too, must name the same key.
+ */
+export function writeKeyFromQuery(request: Request): string {
+  const keys = new URL(request.url).searchParams.getAll('writeKey')
+  if (keys.length === 0) throw unauthorized('Missing write key: send `?writeKey=KEY` in the URL.')
+  if (keys.length > 1) throw unauthorized('Expected one `writeKey` in the URL, got several.')
+  const [key] = keys
+  if (key === '') throw unauthorized('The `writeKey` in the URL is empty.')
+  const headerKey = writeKeyFromHeader(request)
+  if (headerKey !== undefined && headerKey !== key) {
+    throw unauthorized('The `writeKey` in the URL and the Basic credentials name different write keys.')
+  }
+  return key
+}
+
 /** `writeKey` of a parsed body, when it is a non-empty string. */
 export function writeKeyFromBody(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined

@@ -7,12 +7,18 @@
 import type { Logger } from '../../logger.js'
 import type { MessageType } from '../../message/types.js'
 import { handleAdmin, type AdminContext, type AdminRoute } from '../admin/endpoints.js'
+import type { Ingest } from '../ingest/accept.js'
 import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
 import { corsHeaders, preflight } from './cors.js'
-import { HttpProblem, methodNotAllowed, notFound, toHttpProblem } from './errors.js'
+import { HttpProblem, jsonResponse, methodNotAllowed, notFound, toHttpProblem } from './errors.js'
+import { readBodyText } from './read-body.js'
 
-type Route = { kind: 'ingest'; body: BodyKind } | { kind: 'admin'; name: AdminRoute }
+type Route =
+  /** `keyInQuery`: RudderStack's beacon form, `?writeKey=KEY`. */
+  | { kind: 'ingest'; body: BodyKind; keyInQuery?: true }
+  | { kind: 'metrics' }
+  | { kind: 'admin'; name: AdminRoute }
 
 const SINGLE: Record<string, MessageType> = {
   identify: 'identify', track: 'track', page: 'page', screen: 'screen', group: 'group', alias: 'alias',
@@ -24,6 +30,9 @@ function buildRoutes(admin: boolean): Map<string, Route> {
   const routes = new Map<string, Route>([
     ['/v1/batch', { kind: 'ingest', body: 'batch' }],
     ['/v1/b', { kind: 'ingest', body: 'batch' }],
+    ['/beacon/v1/batch', { kind: 'ingest', body: 'batch', keyInQuery: true }],
+    // analytics.js's own metrics (no write key): answered, counted, not forwarded.
+    ['/v1/m', { kind: 'metrics' }],
   ])
   for (const [path, type] of Object.entries(SINGLE)) routes.set(`/v1/${path}`, { kind: 'ingest', body: type })
   if (admin) {
@@ -34,7 +43,7 @@ function buildRoutes(admin: boolean): Map<string, Route> {
 }
 
 export interface HandlerContext {
-  ingest(kind: BodyKind, request: Request): Promise<Response>
+  ingest: Ingest
   admin: AdminContext | undefined
   isClosed(): boolean
   tally: IngestTally
@@ -44,6 +53,13 @@ export interface HandlerContext {
 
 export function createHandler(context: HandlerContext): (request: Request) => Promise<Response> {
   const routes = buildRoutes(context.admin !== undefined)
+
+  /** analytics.js's metrics: read (within the body limit), counted, answered 200, not forwarded. */
+  async function metrics(request: Request): Promise<Response> {
+    await readBodyText(request)
+    context.tally.metrics()
+    return jsonResponse(200, { success: true }, corsHeaders(request))
+  }
 
   return async function fetch(request: Request): Promise<Response> {
     context.tally.request()
@@ -61,7 +77,8 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
         for (const [name, value] of Object.entries(corsHeaders(request))) response.headers.set(name, value)
         return response
       }
-      return await context.ingest(route.body, request)
+      if (route.kind === 'metrics') return await metrics(request)
+      return await context.ingest(route.body, request, { keyInQuery: route.keyInQuery === true })
     } catch (error) {
       const problem = toHttpProblem(error)
       context.tally.rejected()

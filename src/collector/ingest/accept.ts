@@ -1,5 +1,6 @@
 /**
- * `POST /v1/batch` and the single calls: authenticate, read and validate the body (once), and
+ * `POST /v1/batch`, the single calls and RudderStack's beacon form (`/beacon/v1/batch?writeKey=`):
+ * authenticate, read and validate the body (once, integers beyond 2^53 kept exact), and
  * hand each message that goes to the source's Webhooks destination to the delivery queue as the
  * exact text to forward (serialised once, here). The queue takes a request's deliveries as a
  * unit or refuses them all (503 with Retry-After: the sender retries later); 200 is answered only
@@ -8,12 +9,13 @@
 import type { Logger } from '../../logger.js'
 import { payloadOfValidMessage } from '../../webhooks/payload.js'
 import type { DeliveryQueue, QueuedDelivery } from '../delivery/queue.js'
-import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader } from '../http/auth.js'
+import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
 import { HttpProblem, jsonResponse } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
+import { stringifyExact } from './exact-json.js'
 import { extractMessages, parseJson, type BodyKind, type Message } from './parse.js'
 import { integrationEnabled } from './routing.js'
 
@@ -34,7 +36,9 @@ export interface IngestContext {
   onAccepted?: (batch: AcceptedBatch) => void
 }
 
-const CONTENT_TYPE = /^(?:application\/json|text\/plain)(?:\s*;\s*(.*))?$/i
+// JSON under any of these: browsers send text/plain to skip the CORS preflight, and
+// RudderStack's Node SDK sends its (gzipped) JSON as application/x-www-form-urlencoded.
+const CONTENT_TYPE = /^(?:application\/json|text\/plain|application\/x-www-form-urlencoded)(?:\s*;\s*(.*))?$/i
 
 function checkContentType(request: Request): void {
   const header = request.headers.get('content-type')
@@ -42,7 +46,7 @@ function checkContentType(request: Request): void {
   const match = CONTENT_TYPE.exec(header.trim())
   const charset = match?.[1] ? /charset\s*=\s*"?([^";\s]+)/i.exec(match[1])?.[1] : undefined
   if (!match || (charset !== undefined && !/^utf-?8$/i.test(charset))) {
-    throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${JSON.stringify(header)} is not accepted; send application/json or text/plain (UTF-8).`)
+    throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${JSON.stringify(header)} is not accepted; send JSON as application/json, text/plain or application/x-www-form-urlencoded (UTF-8).`)
   }
 }
 
@@ -52,31 +56,43 @@ export function backlogFull(source: string): HttpProblem {
   })
 }
 
-export function createIngest(context: IngestContext): (kind: BodyKind, request: Request) => Promise<Response> {
-  return async function ingest(kind, request) {
+/** How a request names its write key: Basic auth or the body, or (beacon) the query. */
+export interface IngestOptions {
+  keyInQuery?: boolean
+}
+
+export type Ingest = (kind: BodyKind, request: Request, options?: IngestOptions) => Promise<Response>
+
+export function createIngest(context: IngestContext): Ingest {
+  return async function ingest(kind, request, options = {}) {
     checkContentType(request)
-    const headerKey = writeKeyFromHeader(request)
+    const headerKey = options.keyInQuery ? writeKeyFromQuery(request) : writeKeyFromHeader(request)
     let source = headerKey === undefined ? undefined : context.lookup(headerKey)
     if (headerKey !== undefined && source === undefined) throw unknownWriteKey()
-    const body = parseJson(await readBodyText(request))
+    const { value: body, hasBigInt } = parseJson(await readBodyText(request))
     if (source === undefined) {
       const key = writeKeyFromBody(body)
       if (key === undefined) throw missingWriteKey()
       source = context.lookup(key)
       if (source === undefined) throw unknownWriteKey()
     }
-    const messages = extractMessages(kind, body, new Date().toISOString())
+    const receivedAt = new Date().toISOString()
+    const messages = extractMessages(kind, body, receivedAt, hasBigInt)
     const deliveries: QueuedDelivery[] = []
     if (source.destination !== undefined) {
       for (const message of messages) {
         if (!integrationEnabled(message.integrations)) continue
-        deliveries.push({ source: source.name, type: message.type, body: JSON.stringify(payloadOfValidMessage(message)) })
+        // Serialised here, where it is known whether the body held a bigint: these exact bytes
+        // are queued, signed and sent.
+        deliveries.push({ source: source.name, type: message.type, body: stringifyExact(payloadOfValidMessage(message), hasBigInt) })
       }
       const held = context.queue.enqueue(deliveries)
       if (!(typeof held === 'boolean' ? held : await held)) throw backlogFull(source.name)
     }
-    context.tally.accepted(source.name, messages.length, deliveries.length)
-    if (context.log.enabled) context.log(`${source.name}: accepted ${messages.length} message(s), forwarding ${deliveries.length}`)
+    context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt)
+    if (context.log.enabled) {
+      context.log(`${source.name}: accepted ${messages.length} message(s), forwarding ${deliveries.length} (received at ${receivedAt})`)
+    }
     context.onAccepted?.({ source: source.name, body: body as Record<string, unknown>, messages })
     return jsonResponse(200, { success: true }, corsHeaders(request))
   }

@@ -2,27 +2,32 @@
  * From a request body to the messages it carries: JSON parsing, the batch envelope, the same
  * validation as the client (`validateMessage`, exact Go v2 messages), the 32,000-byte limit, and
  * the normalisation every accepted message gets (envelope `context` and `integrations` merged
- * under its own, `timestamp` and `messageId` filled in when absent, `receivedAt`).
+ * under its own, `timestamp` by the tracking API's rules (`event-time.ts`), `messageId` filled in
+ * when absent, `receivedAt`). Integers beyond 2^53 stay exact (`exact-json.ts`).
  *
  * One bad message rejects the whole request (400 naming it, e.g. `batch[3].event`): a batch is
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
+import { MessageTooLargeError } from '../../errors.js'
+import { MAX_MESSAGE_BYTES, utf8Length } from '../../limits.js'
 import { serializeMessage } from '../../message/serialize.js'
 import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
 import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
 import { randomUUID } from '../../platform/runtime.js'
 import { badRequest, fromMessageError } from '../http/errors.js'
 import { assign, mergeUnder } from '../../message/merge.js'
+import { eventTime } from './event-time.js'
+import { parseExact, stringifyExact, type ParsedJson } from './exact-json.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 
 /** What a request body is: a batch, or one call of a type given by the path. */
 export type BodyKind = 'batch' | MessageType
 
-export function parseJson(text: string): unknown {
+export function parseJson(text: string): ParsedJson {
   if (text.trim() === '') throw badRequest('INVALID_JSON', 'Request body is empty; expected JSON.', 'body')
   try {
-    return JSON.parse(text)
+    return parseExact(text)
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     throw badRequest('INVALID_JSON', `Request body is not valid JSON: ${reason}`, 'body')
@@ -32,8 +37,10 @@ export function parseJson(text: string): unknown {
 interface Envelope {
   context: Record<string, unknown> | undefined
   integrations: Record<string, unknown> | undefined
-  sentAt: string | undefined
+  sentAt: unknown
   receivedAt: string
+  /** Whether the body holds a `bigint` (an integer beyond 2^53). */
+  hasBigInt: boolean
 }
 
 function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integrations') {
@@ -46,14 +53,13 @@ function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integ
 }
 
 /** The messages of a request body, validated and normalised; throws a 400 naming the first problem. */
-export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string): Message[] {
+export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string, hasBigInt = false): Message[] {
   if (!isPlainObject(body)) {
     const expected = kind === 'batch' ? 'a JSON object { batch: [...] }' : `a JSON object (the ${kind} message)`
     throw badRequest('VALIDATION', `Expected the request body to be ${expected}, got ${describe(body)}.`, 'body')
   }
-  const sentAt = typeof body.sentAt === 'string' ? body.sentAt : undefined
   if (kind !== 'batch') {
-    const envelope: Envelope = { context: undefined, integrations: undefined, sentAt, receivedAt }
+    const envelope: Envelope = { context: undefined, integrations: undefined, sentAt: undefined, receivedAt, hasBigInt }
     return [normalise(body, kind, envelope, '')]
   }
   const { batch } = body
@@ -63,8 +69,9 @@ export function extractMessages(kind: BodyKind, body: unknown, receivedAt: strin
   const envelope: Envelope = {
     context: envelopeObject(body, 'context'),
     integrations: envelopeObject(body, 'integrations'),
-    sentAt,
+    sentAt: body.sentAt,
     receivedAt,
+    hasBigInt,
   }
   return batch.map((entry: unknown, i) => {
     const at = `batch[${i}]`
@@ -97,14 +104,22 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   }
   try {
     validateMessage(type, message)
-    serializeMessage(message)
-    // Validation and the size limit apply to what the caller sent; then the server's own fields.
-    if (message.timestamp === undefined) message.timestamp = envelope.receivedAt
-    if (message.messageId === undefined) message.messageId = randomUUID()
-    if (message.sentAt === undefined && envelope.sentAt !== undefined) message.sentAt = envelope.sentAt
-    message.receivedAt = envelope.receivedAt
+    checkSize(message, envelope.hasBigInt)
   } catch (error) {
     throw fromMessageError(error, at) ?? error
   }
+  // Validation and the size limit apply to what the caller sent; then the server's own fields.
+  // (eventTime's 400s already name the full field: `batch[2].originalTimestamp`, `sentAt`.)
+  if (message.timestamp === undefined) message.timestamp = eventTime(message, envelope.sentAt, envelope.receivedAt, at)
+  if (message.messageId === undefined) message.messageId = randomUUID()
+  if (message.sentAt === undefined && typeof envelope.sentAt === 'string') message.sentAt = envelope.sentAt
+  message.receivedAt = envelope.receivedAt
   return message as Message
+}
+
+/** The 32,000-byte limit, measured on the JSON the message would be forwarded as. */
+function checkSize(message: Record<string, unknown>, hasBigInt: boolean): void {
+  if (!hasBigInt) return void serializeMessage(message)
+  const bytes = utf8Length(stringifyExact(message, true))
+  if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
 }

@@ -225,7 +225,7 @@ describe('methods, paths, types, CORS', () => {
   })
 
   it('answers 415 to a content type it does not read', async () => {
-    const request = post({ batch: [] }, { headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const request = post({ batch: [] }, { headers: { 'content-type': 'multipart/form-data; boundary=x' } })
     expect((await plain().fetch(request)).status).toBe(415)
   })
 

@@ -1,0 +1,160 @@
+/**
+ * What real clients of the tracking API need from the collector: integers beyond 2^53 forwarded
+ * digit for digit (and signed as sent), event time by the API's rules, and their ways in
+ * (analytics.js's `/v1/m`, RudderStack's form-encoded gzip and its beacon `?writeKey=`).
+ */
+import { gzipSync } from 'node:zlib'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { verifySignature } from '../../../src/webhooks/index.js'
+import { basic, forwardingCollector, KEY, post, track, until } from '../helpers.js'
+
+afterEach(() => vi.useRealTimers())
+
+const INT64_MAX = '9223372036854775807'
+const INT64_MIN = '-9223372036854775808'
+
+/** A JSON body text with raw number tokens spliced in (JS numbers cannot hold them). */
+const rawBody = (template: Record<string, unknown>, numbers: Record<string, string>) =>
+  Object.entries(numbers).reduce((text, [name, digits]) => text.replaceAll(`"@${name}"`, digits), JSON.stringify(template))
+
+describe('numbers exactly as sent', () => {
+  it('forwards int64 digits unchanged, signed over the exact bytes', async () => {
+    const { collector, calls } = forwardingCollector()
+    const text = rawBody(
+      { batch: [track({ properties: { tweetId: '@max', min: '@min', above: '@above', list: ['@max', 1.5], price: 19.99 }, context: { ip: '1.2.3.4', id: '@max' } })] },
+      { max: INT64_MAX, min: INT64_MIN, above: '9007199254740993' },
+    )
+    expect((await collector.fetch(post(text))).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    const [call] = calls
+    expect(call.body).toContain(`"tweetId":${INT64_MAX},"min":${INT64_MIN},"above":9007199254740993,"list":[${INT64_MAX},1.5],"price":19.99`)
+    expect(call.body).toContain(`"id":${INT64_MAX}`)
+    expect(await verifySignature(call.body, call.headers['x-signature'], 'shh')).toBe(true)
+  })
+
+  it('keeps safe numbers as numbers and long digit runs inside strings as strings', async () => {
+    const { collector, calls } = forwardingCollector()
+    const text = rawBody({ batch: [track({ properties: { id: '12345678901234567890', big: '@big', safe: 9007199254740991, f: 0.1 } })] }, { big: '12345678901234567890' })
+    expect((await collector.fetch(post(text))).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    expect(calls[0].body).toContain('"properties":{"id":"12345678901234567890","big":12345678901234567890,"safe":9007199254740991,"f":0.1}')
+  })
+
+  it('measures the 32,000-byte limit on the exact text', async () => {
+    const { collector } = forwardingCollector()
+    const text = rawBody({ batch: [track({ properties: { big: '@big', pad: 'x'.repeat(32_000) } })] }, { big: INT64_MAX })
+    const response = await collector.fetch(post(text))
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ error: { code: 'MESSAGE_TOO_LARGE', field: 'batch[0]' } })
+  })
+})
+
+describe('event time', () => {
+  const receivedAt = new Date('2026-11-23T12:00:00.000Z')
+  const accept = async (message: Record<string, unknown>, envelope: Record<string, unknown> = {}) => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(receivedAt)
+    const { collector, calls } = forwardingCollector()
+    const response = await collector.fetch(post({ batch: [message], ...envelope }))
+    vi.useRealTimers()
+    if (response.status !== 200) return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    await until(() => calls.length === 1, 'delivery')
+    return { status: 200, timestamp: calls[0].json.timestamp, stats: collector.stats() }
+  }
+  const untimed = (extra: Record<string, unknown>) => ({ ...track(), timestamp: undefined, ...extra })
+
+  it('corrects a device clock that is an hour slow: receivedAt − (sentAt − originalTimestamp)', async () => {
+    // Queued for five minutes on a phone whose clock is an hour behind.
+    const result = await accept(untimed({ originalTimestamp: '2026-11-23T10:55:00.000Z' }), { sentAt: '2026-11-23T11:00:00.000Z' })
+    expect(result.timestamp).toBe('2026-11-23T11:55:00.000Z')
+  })
+
+  it("prefers the message's own sentAt over the batch's", async () => {
+    const result = await accept(
+      untimed({ originalTimestamp: '2026-11-23T11:59:00.000Z', sentAt: '2026-11-23T12:00:00.000Z' }),
+      { sentAt: '2026-11-23T11:00:00.000Z' },
+    )
+    expect(result.timestamp).toBe('2026-11-23T11:59:00.000Z')
+  })
+
+  it('keeps an explicit timestamp, uses originalTimestamp without sentAt, and receivedAt with neither', async () => {
+    const explicit = await accept(untimed({ timestamp: '2026-01-01T00:00:00.000Z', originalTimestamp: '2026-11-23T10:00:00.000Z' }), { sentAt: '2026-11-23T11:00:00.000Z' })
+    expect(explicit.timestamp).toBe('2026-01-01T00:00:00.000Z')
+    const original = await accept(untimed({ originalTimestamp: '2026-11-23T10:00:00+01:00' }))
+    expect(original.timestamp).toBe('2026-11-23T09:00:00.000Z')
+    const neither = await accept(untimed({}), { sentAt: '2026-11-23T11:00:00.000Z' })
+    expect(neither.timestamp).toBe(receivedAt.toISOString())
+    expect(neither.stats?.lastReceivedAt).toBe(receivedAt.toISOString())
+  })
+
+  it('records receivedAt on every accepted message', async () => {
+    const seen: Array<Record<string, unknown>> = []
+    const { buildCollector } = await import('../../../src/collector/create-collector.js')
+    const { resolveConfig } = await import('../../../src/collector/config.js')
+    const observed = buildCollector(resolveConfig({ sources: [{ writeKey: KEY, name: 'web' }] }), { onAccepted: (b) => seen.push(...b.messages) })
+    await observed.fetch(post({ batch: [track(), track({ messageId: 'm-2' })] }))
+    expect(seen).toHaveLength(2)
+    for (const message of seen) expect(message.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    expect(observed.stats().lastReceivedAt).toBe(seen[0].receivedAt)
+  })
+
+  it('answers 400 naming an unreadable originalTimestamp or sentAt', async () => {
+    const bad = await accept(untimed({ originalTimestamp: 'yesterday' }))
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION', field: 'batch[0].originalTimestamp' } } })
+    const badSentAt = await accept(untimed({ originalTimestamp: '2026-11-23T10:00:00.000Z' }), { sentAt: 12 })
+    expect(badSentAt).toMatchObject({ status: 400, body: { error: { field: 'sentAt' } } })
+  })
+})
+
+describe("every client's way in", () => {
+  it("answers analytics.js's metrics (POST /v1/m, text/plain, no key) 200, counted, not forwarded", async () => {
+    const { collector, calls } = forwardingCollector()
+    const request = post('{"series":[{"type":"Counter","metric":"analytics_js.invoke","value":1,"tags":{}}]}', { key: null, path: '/v1/m', headers: { 'content-type': 'text/plain' } })
+    expect((await collector.fetch(request)).status).toBe(200)
+    await collector.close()
+    expect(calls).toHaveLength(0)
+    expect(collector.stats()).toMatchObject({ metrics: 1, received: 0, rejected: 0 })
+  })
+
+  it('accepts gzipped JSON sent as application/x-www-form-urlencoded (RudderStack Node SDK defaults)', async () => {
+    const { collector, calls } = forwardingCollector()
+    const body = gzipSync(JSON.stringify({ batch: [track()], sentAt: new Date().toISOString() }))
+    const request = new Request('http://collector.test/v1/batch', {
+      method: 'POST',
+      headers: { authorization: basic(KEY), 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' },
+      body,
+    })
+    expect((await collector.fetch(request)).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+  })
+
+  describe('RudderStack beacon: POST /beacon/v1/batch?writeKey=KEY', () => {
+    const beacon = (query: string, headers: Record<string, string> = {}) =>
+      new Request(`http://collector.test/beacon/v1/batch${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain;charset=UTF-8', ...headers },
+        body: JSON.stringify({ batch: [track()], sentAt: new Date().toISOString() }),
+      })
+
+    it('accepts the key from the query', async () => {
+      const { collector, calls } = forwardingCollector()
+      expect((await collector.fetch(beacon(`?writeKey=${KEY}`))).status).toBe(200)
+      await until(() => calls.length === 1, 'delivery')
+    })
+
+    it.each([
+      ['no key', '', {}, /Missing write key/],
+      ['an empty key', '?writeKey=', {}, /empty/],
+      ['two keys', `?writeKey=${KEY}&writeKey=${KEY}`, {}, /one `writeKey`/],
+      ['an unknown key', '?writeKey=nope', {}, /Unknown write key/],
+      ['a Basic header naming another key', `?writeKey=${KEY}`, { authorization: basic('other') }, /different write keys/],
+    ])('answers 401 to %s', async (_, query, headers, message) => {
+      const { collector, calls } = forwardingCollector()
+      const response = await collector.fetch(beacon(query, headers))
+      expect(response.status).toBe(401)
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(message)
+      await collector.close()
+      expect(calls).toHaveLength(0)
+    })
+  })
+})
