@@ -1,0 +1,133 @@
+/**
+ * A real collector on a loopback port, forwarding (signed) to a real loopback webhook receiver
+ * that verifies every signature over the raw bytes it got, for the interop tests with
+ * third-party SDKs. A thin front records each request the SDK made and can answer the first few
+ * ingest requests 503, to drive the SDK's retries.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { parseExact } from '../../../src/collector/ingest/exact-json.js'
+import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
+import { verifySignature } from '../../../src/webhooks/index.js'
+
+export const WRITE_KEY = 'interop-write-key'
+const SECRET = 'interop-secret'
+
+/** One forwarded payload as the receiver got it. */
+export interface Forwarded {
+  raw: string
+  signatureValid: boolean
+  payload: Record<string, unknown>
+}
+
+/** One request an SDK made to the collector, and how it was answered. */
+export interface SeenRequest {
+  method: string
+  path: string
+  contentType: string | null
+  contentEncoding: string | null
+  status: number
+}
+
+export interface Stack {
+  /** `http://127.0.0.1:port` of the collector. */
+  url: string
+  collector: Collector
+  forwarded: Forwarded[]
+  requests: SeenRequest[]
+  /** Answers the next `count` ingest requests (not preflights, not /v1/m) with 503. */
+  fail(count: number): void
+  /** Resolves once `count` payloads have been forwarded and the collector has nothing pending. */
+  waitForForwarded(count: number, timeoutMs?: number): Promise<Forwarded[]>
+  close(): Promise<void>
+}
+
+async function startReceiver(forwarded: Forwarded[]): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const bytes = Buffer.concat(chunks)
+      const raw = bytes.toString('utf8')
+      void verifySignature(bytes, req.headers['x-signature'] as string | undefined, SECRET).then((signatureValid) => {
+        forwarded.push({ raw, signatureValid, payload: parseExact(raw).value as Record<string, unknown> })
+        res.writeHead(200).end('ok')
+      })
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, server }
+}
+
+export async function startStack(): Promise<Stack> {
+  const forwarded: Forwarded[] = []
+  const requests: SeenRequest[] = []
+  const receiver = await startReceiver(forwarded)
+  const collector = createCollector({
+    sources: [{ writeKey: WRITE_KEY, name: 'interop', webhooks: { enabled: true, urls: [{ url: receiver.url }], sharedSecret: SECRET } }],
+    fetch: nodeFetch,
+  })
+  let failures = 0
+  const front = async (request: Request): Promise<Response> => {
+    const path = new URL(request.url).pathname
+    const ingest = request.method === 'POST' && path !== '/v1/m'
+    let response: Response
+    if (ingest && failures > 0) {
+      failures--
+      await request.body?.cancel()
+      response = new Response('{"success":false}', { status: 503, headers: { 'access-control-allow-origin': request.headers.get('origin') ?? '*' } })
+    } else {
+      response = await collector.fetch(request)
+    }
+    requests.push({
+      method: request.method,
+      path,
+      contentType: request.headers.get('content-type'),
+      contentEncoding: request.headers.get('content-encoding'),
+      status: response.status,
+    })
+    return response
+  }
+  const server: CollectorServer = await startServer(front, { port: 0, host: '127.0.0.1' })
+  return {
+    url: server.url,
+    collector,
+    forwarded,
+    requests,
+    fail: (count) => void (failures = count),
+    async waitForForwarded(count, timeoutMs = 15_000) {
+      const started = Date.now()
+      while (forwarded.length < count || collector.stats().pending > 0) {
+        if (Date.now() - started > timeoutMs) {
+          const seen = requests.map((r) => `${r.method} ${r.path} → ${r.status}`).join('\n  ')
+          throw new Error(`Only ${forwarded.length} of ${count} payloads forwarded in ${timeoutMs} ms; stats ${JSON.stringify(collector.stats())}; requests:\n  ${seen}`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      return forwarded
+    },
+    async close() {
+      await server.close(1_000)
+      await collector.close(1_000)
+      receiver.server.closeAllConnections()
+      await new Promise<void>((resolve) => receiver.server.close(() => resolve()))
+    },
+  }
+}
+
+export const INT64_MAX = '9223372036854775807'
+
+/**
+ * The checks every interop test makes: each expected message forwarded exactly once (by
+ * `messageId`, or by a property `n` when the SDK picks the ids), every signature valid, and the
+ * int64 digits in the raw forwarded bytes.
+ */
+export function byProperty(forwarded: Forwarded[], name: string): Map<unknown, Forwarded[]> {
+  const groups = new Map<unknown, Forwarded[]>()
+  for (const entry of forwarded) {
+    const properties = (entry.payload.properties ?? entry.payload.traits) as Record<string, unknown> | undefined
+    const key = properties?.[name]
+    groups.set(key, [...(groups.get(key) ?? []), entry])
+  }
+  return groups
+}
