@@ -69,7 +69,8 @@ export interface PageServer {
   close(): Promise<void>
 }
 
-export async function startPageServer(): Promise<PageServer> {
+/** `extra`: more generated files to serve (path → text), e.g. a third-party SDK's bundle and page. */
+export async function startPageServer(extra: Record<string, string> = {}): Promise<PageServer> {
   requireBuild('index.js', 'isomorphic-analytics.global.js')
   const bundle = await build({
     stdin: { contents: "export * from 'isomorphic-analytics'", resolveDir: ROOT, sourcefile: 'bundle.js' },
@@ -78,6 +79,7 @@ export async function startPageServer(): Promise<PageServer> {
   const generated: Record<string, string> = {
     '/bundle/index.js': bundle.outputFiles[0].text,
     ...PAGES,
+    ...extra,
   }
   const allowedFiles: Record<string, string> = {
     '/node_modules/p-retry/index.js': join(ROOT, 'node_modules/p-retry/index.js'),
