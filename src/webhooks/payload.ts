@@ -199,7 +199,8 @@ export function payloadOfValidMessage(m: Record<string, unknown> & { type: Messa
     case 'screen':
       return build('screen', m, { name: stringOr(m.name), category: stringOr(m.category), properties: objectOr(m.properties) })
     case 'identify':
-      return build('identify', m, { traits: objectOr(m.traits) })
+      // RudderStack's JS SDK sends an identify's traits only as `context.traits`.
+      return build('identify', m, { traits: objectOr(m.traits ?? (m.context as { traits?: unknown } | undefined)?.traits) })
     case 'track':
       return build('track', m, { event: m.event, properties: objectOr(m.properties) })
     case 'group':
