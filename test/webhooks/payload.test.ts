@@ -46,6 +46,12 @@ describe('toWebhookPayload', () => {
     expect(payload.context).toBe(device)
   })
 
+  it("identify: traits from context.traits when the message has none (RudderStack's JS SDK)", () => {
+    const payload = toWebhookPayload({ ...common, type: 'identify', context: { traits: { plan: 'pro' } } })
+    expect(payload).toMatchObject({ type: 'identify', traits: { plan: 'pro' }, context: { traits: { plan: 'pro' } } })
+    expect(toWebhookPayload({ ...common, type: 'identify', traits: { a: 1 }, context: { traits: { b: 2 } } })).toMatchObject({ traits: { a: 1 } })
+  })
+
   it('identify: traits with string and number values', () => {
     const payload = toWebhookPayload({ ...common, type: 'identify', traits: { name: 'Ada', age: 36 } })
     expect(payload).toMatchObject({ version: 1, type: 'identify', userId: 'user-1', traits: { name: 'Ada', age: 36 } })
