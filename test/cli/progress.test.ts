@@ -11,6 +11,7 @@ describe('progress', () => {
     expect(formatProgress({ ...zero, received: 120, forwarded: 118, retrying: 1, failed: 1, pending: 1, rejected: 3 })).toBe(
       'received 120 · forwarded 118 · retrying 1 · failed 1 · pending 1 · rejected requests 3',
     )
+    expect(formatProgress({ ...zero, received: 1, lastReceivedAt: '2026-11-23T12:00:00.000Z' })).toMatch(/ · last received at 2026-11-23T12:00:00\.000Z$/)
   })
 
   it('on a terminal, rewrites one line in place and clears it on stop', async () => {
