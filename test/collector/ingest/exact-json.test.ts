@@ -1,21 +1,28 @@
 import { describe, expect, it } from 'vitest'
-import { hasLongDigitRun, parseExact, stringifyExact } from '../../../src/collector/ingest/exact-json.js'
+import { mayHoldLongInteger, parseExact, stringifyExact } from '../../../src/collector/ingest/exact-json.js'
 
 describe('exact JSON', () => {
-  it('finds a run of 16 digits wherever it sits, and only then', () => {
-    // Every length and offset around the probing stride, against the plain regex.
-    for (let offset = 0; offset < 40; offset++) {
-      for (let length = 12; length < 20; length++) {
-        const text = 'x'.repeat(offset) + '7'.repeat(length) + 'y'.repeat(offset % 5)
-        expect(hasLongDigitRun(text), `${offset}/${length}`).toBe(/\d{16}/.test(text))
+  // The plain regex of what it looks for: 16 digits where a number may start.
+  const CANDIDATE = /(?:^|[:,[])\s*-?\d{16}/
+
+  it('finds a run of 16 digits where a number may start, wherever it sits, and only then', () => {
+    // Every length and offset around the probing stride, after each kind of prefix.
+    for (const prefix of [':', ', ', '[-', '"', 'a', ': -']) {
+      for (let offset = 0; offset < 40; offset++) {
+        for (let length = 12; length < 20; length++) {
+          const text = 'x'.repeat(offset) + prefix + '7'.repeat(length) + 'y'.repeat(offset % 5)
+          expect(mayHoldLongInteger(text), `${JSON.stringify(prefix)} ${offset}/${length}`).toBe(CANDIDATE.test(text))
+        }
       }
     }
     let seed = 7
     const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
-    for (let n = 0; n < 300; n++) {
-      const text = Array.from({ length: 200 }, () => (random() < 0.9 ? String(Math.floor(random() * 10)) : ':')).join('')
-      expect(hasLongDigitRun(text)).toBe(/\d{16}/.test(text))
+    const chars = ':,[ -"x'
+    for (let n = 0; n < 500; n++) {
+      const text = Array.from({ length: 200 }, () => (random() < 0.85 ? String(Math.floor(random() * 10)) : chars[Math.floor(random() * chars.length)])).join('')
+      expect(mayHoldLongInteger(text), text).toBe(CANDIDATE.test(text))
     }
+    expect(mayHoldLongInteger('{"id_str":"1234567890123456789","n":1}')).toBe(false)
   })
 
   it('reads integers beyond 2^53 as bigint and writes them back digit for digit', () => {
