@@ -117,7 +117,7 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   return message as Message
 }
 
-/** The 32,000-byte limit, measured on the JSON the message would be forwarded as. */
+/** The 32,000-byte limit, on the message's exact JSON (a bigint counts its digits). */
 function checkSize(message: Record<string, unknown>, hasBigInt: boolean): void {
   if (!hasBigInt) return void serializeMessage(message)
   const bytes = utf8Length(stringifyExact(message, true))
