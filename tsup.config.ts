@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { defineConfig, type Options } from 'tsup'
+import { consoleAssetsEsbuild } from './scripts/console-assets.mjs'
 
 const { version } = JSON.parse(readFileSync('./package.json', 'utf8')) as { version: string }
 const define = { __VERSION__: JSON.stringify(version) }
@@ -19,6 +20,8 @@ const shared: Options = {
   sourcemap: true,
   splitting: false,
   treeshake: true,
+  // The collector embeds the console's built assets (src/console/): `virtual:console-assets`.
+  esbuildPlugins: [consoleAssetsEsbuild],
 }
 
 export default defineConfig([

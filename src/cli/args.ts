@@ -32,8 +32,11 @@ Source (give --write-key, or --config, or both):
 Server:
   --port N                port to listen on (default: 8700; 0 picks a free one)
   --host ADDR             address to bind (default: 127.0.0.1, loopback only)
-  --admin-token TOKEN     enable POST /v1/deletions and POST /v1/audiences,
-                          authenticated with "Authorization: Bearer TOKEN"
+  --admin-token TOKEN     enable the console (GET /console) and the admin
+                          endpoints (POST /v1/deletions, POST /v1/audiences,
+                          /v1/admin/...), authenticated with "Authorization:
+                          Bearer TOKEN"; with --config, settings changed in the
+                          console are written back to that file
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
   --progress-interval MS  when output is not a terminal, print counts this
@@ -55,6 +58,8 @@ export interface CollectArgs {
   drainTimeout: number
   progressInterval: number
   config: CollectorConfig
+  /** `--config FILE`: where the console writes settings back. */
+  configFile: string | undefined
 }
 
 const OPTIONS = {
@@ -164,6 +169,7 @@ export function parseCommand(argv: readonly string[]): Command {
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
       config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }) },
+      configFile: values.config,
     },
   }
 }

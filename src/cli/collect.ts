@@ -5,6 +5,7 @@
 import { createCollector, nodeFetch, startServer, type CollectorServer } from '../collector/index.js'
 import { debugEnables } from '../logger.js'
 import type { CollectArgs } from './args.js'
+import { fileSettings } from './settings-file.js'
 import { formatProgress, startProgress } from './progress.js'
 
 export interface CollectIo {
@@ -28,7 +29,11 @@ function describeSources(args: CollectArgs): string[] {
 
 export async function collect(args: CollectArgs, io: CollectIo): Promise<number> {
   // node:http deliveries: several times cheaper than the global fetch, so more events per second.
-  const collector = createCollector({ fetch: nodeFetch, ...args.config })
+  const collector = createCollector({
+    fetch: nodeFetch,
+    ...args.config,
+    ...(args.configFile !== undefined && { settings: fileSettings(args.configFile) }),
+  })
   let server: CollectorServer
   try {
     server = await startServer(collector, { port: args.port, host: args.host })
@@ -39,7 +44,10 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   }
   io.out(`isomorphic-analytics collector listening on ${server.url}\n`)
   for (const line of describeSources(args)) io.out(`${line}\n`)
-  if (args.config.adminToken !== undefined) io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences (Bearer token)\n')
+  if (args.config.adminToken !== undefined) {
+    io.out(`  console: ${server.url}/console (sign in with the admin token)\n`)
+    io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences, /v1/admin/... (Bearer token)\n')
+  }
   io.out('Press Ctrl+C to stop.\n')
 
   const progress = startProgress({

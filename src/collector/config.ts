@@ -6,6 +6,7 @@
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/runtime.js'
+import { memorySettings, type SettingsStore } from './console/settings.js'
 
 export interface WebhookUrlConfig {
   url: string
@@ -49,6 +50,11 @@ export interface CollectorConfig {
   debug?: boolean
   /** Called with every unexpected error (answered 500). Default: `console.error`. */
   onError?: (error: unknown) => void
+  /**
+   * Where Webhooks settings changed in the console are kept. Default: this process's memory (the
+   * CLI's `--config FILE` writes them back to that file).
+   */
+  settings?: SettingsStore
 }
 
 export interface ResolvedWebhooks {
@@ -63,6 +69,8 @@ export interface ResolvedSource {
   name: string
   /** `undefined` when the source has no enabled Webhooks destination. */
   webhooks: ResolvedWebhooks | undefined
+  /** `webhooks` as configured (a disabled destination keeps its URLs), for the console. */
+  configured?: SourceWebhooksConfig
 }
 
 export interface ResolvedConfig {
@@ -74,6 +82,7 @@ export interface ResolvedConfig {
   maxPendingDeliveries: number
   debug: boolean | undefined
   onError: (error: unknown) => void
+  settings: SettingsStore
 }
 
 /** The defaults. The README's collector options table is checked against this object by a test. */
@@ -85,7 +94,7 @@ export const COLLECTOR_DEFAULTS = {
 } as const
 
 const CONFIG_KEYS = new Set([
-  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'debug', 'onError',
+  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
@@ -145,7 +154,24 @@ function resolveSource(input: unknown, i: number): ResolvedSource {
   rejectUnknownKeys(input, SOURCE_KEYS, at)
   if (!nonEmptyString(input.writeKey)) fail(`${at}.writeKey`, 'a non-empty string', input.writeKey)
   if (!nonEmptyString(input.name)) fail(`${at}.name`, 'a non-empty string', input.name)
-  return { writeKey: input.writeKey, name: input.name, webhooks: resolveWebhooks(input.webhooks, `${at}.webhooks`) }
+  return {
+    writeKey: input.writeKey,
+    name: input.name,
+    webhooks: resolveSourceWebhooks(input.webhooks, i),
+    ...(input.webhooks !== undefined && { configured: input.webhooks as SourceWebhooksConfig }),
+  }
+}
+
+/** A source's `webhooks`, checked as `sources[index].webhooks` of the config (the console's changes too). */
+export function resolveSourceWebhooks(input: unknown, index: number): ResolvedWebhooks | undefined {
+  return resolveWebhooks(input, `sources[${index}].webhooks`)
+}
+
+function resolveSettingsStore(input: unknown): SettingsStore {
+  if (input === undefined) return memorySettings
+  const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
+  if (typeof store.save !== 'function' || typeof store.durable !== 'boolean') fail('settings', 'a settings store { kind, durable, save }', input)
+  return store as SettingsStore
 }
 
 export function resolveConfig(input: CollectorConfig): ResolvedConfig {
@@ -177,5 +203,6 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     maxPendingDeliveries: optionalInteger(input.maxPendingDeliveries, 'maxPendingDeliveries', 1, COLLECTOR_DEFAULTS.maxPendingDeliveries),
     debug: input.debug,
     onError: input.onError ?? COLLECTOR_DEFAULTS.onError,
+    settings: resolveSettingsStore(input.settings),
   })
 }

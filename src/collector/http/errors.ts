@@ -17,6 +17,7 @@ export type HttpErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'BACKLOG_FULL'
+  | 'CONFLICT'
   | 'CLOSED'
   | 'INTERNAL'
 

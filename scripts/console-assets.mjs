@@ -1,0 +1,57 @@
+/**
+ * The console's assets (src/console/): its script bundled and minified by esbuild for browsers,
+ * and its stylesheet. The build embeds them in the collector as the module `virtual:console-assets`
+ * (so `collector.fetch` serves them on every runtime, with no file access); vitest resolves the
+ * same module with the same function, and `npm run size` measures what it returns.
+ */
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const CONSOLE_MODULE = 'virtual:console-assets'
+
+/** `{ js, css }`: the console's script and stylesheet, as served. */
+export async function buildConsoleAssets() {
+  const result = await build({
+    entryPoints: [resolve(root, 'src/console/main.ts')],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    write: false,
+    logLevel: 'silent',
+  })
+  const css = await build({
+    entryPoints: [resolve(root, 'src/console/console.css')],
+    bundle: true,
+    minify: true,
+    write: false,
+    logLevel: 'silent',
+  })
+  return { js: result.outputFiles[0].text, css: css.outputFiles[0].text }
+}
+
+const moduleSource = async () => `export default ${JSON.stringify(await buildConsoleAssets())}`
+
+/** esbuild (tsup) plugin: `import assets from 'virtual:console-assets'`. */
+export const consoleAssetsEsbuild = {
+  name: 'console-assets',
+  setup(b) {
+    b.onResolve({ filter: /^virtual:console-assets$/ }, () => ({ path: CONSOLE_MODULE, namespace: 'console-assets' }))
+    b.onLoad({ filter: /.*/, namespace: 'console-assets' }, async () => ({
+      contents: await moduleSource(),
+      loader: 'js',
+      watchFiles: [resolve(root, 'src/console')],
+    }))
+  },
+}
+
+/** Vite (vitest) plugin for the same module. */
+export const consoleAssetsVite = {
+  name: 'console-assets',
+  resolveId: (id) => (id === CONSOLE_MODULE ? `\0${CONSOLE_MODULE}` : undefined),
+  load: (id) => (id === `\0${CONSOLE_MODULE}` ? moduleSource() : undefined),
+}

@@ -1,0 +1,99 @@
+/**
+ * The console's admin endpoints (all with `Authorization: Bearer <admin token>`), usable without
+ * the console too (README, "Admin endpoints"):
+ *
+ * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
+ * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`
+ * - `GET  /v1/admin/messages?since=&type=&event=&source=&limit=`  recent messages and deliveries
+ * - `GET  /v1/admin/messages/{id}`             one of them
+ * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
+ * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
+ */
+import { requireBearer } from '../http/auth.js'
+import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
+import { parseJson } from '../ingest/parse.js'
+import { readBodyText } from '../http/read-body.js'
+import type { ConsoleRecorder, MessageRecord } from './recorder.js'
+import type { SourceSettings } from './settings.js'
+
+export interface ConsoleContext {
+  adminToken: string
+  settings: SourceSettings
+  recorder: ConsoleRecorder
+  /** Queues a failed message's delivery again; `false` when it is unknown or not failed. */
+  retry(id: string): Promise<boolean>
+}
+
+const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
+const MESSAGE = /^\/v1\/admin\/messages\/(\d+)(\/retry)?$/
+
+function only(method: string, request: Request, path: string): void {
+  if (request.method !== method) throw methodNotAllowed(request.method, path, method)
+}
+
+function integerParam(url: URL, name: string, fallback: number): number {
+  const text = url.searchParams.get(name)
+  if (text === null || text === '') return fallback
+  if (!/^\d+$/.test(text)) throw new HttpProblem(400, 'BAD_REQUEST', `Expected \`${name}\` to be an integer ≥ 0, got "${text}".`, { field: name })
+  return Number(text)
+}
+
+function messages(url: URL, recorder: ConsoleRecorder): { version: number; messages: MessageRecord[] } {
+  const since = integerParam(url, 'since', 0)
+  const limit = integerParam(url, 'limit', 200)
+  const type = url.searchParams.get('type')
+  const event = url.searchParams.get('event')
+  const source = url.searchParams.get('source')
+  const version = recorder.version
+  const records = recorder.changedSince(since).filter(
+    (r) => (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source),
+  )
+  return { version, messages: records.slice(0, limit) }
+}
+
+
+export async function handleConsoleEndpoint(request: Request, path: string, context: ConsoleContext): Promise<Response> {
+  await requireBearer(request, context.adminToken)
+  const url = new URL(request.url)
+  if (path === '/v1/admin/sources') {
+    only('GET', request, path)
+    const { store } = context.settings
+    const notice = context.settings.notice
+    return jsonResponse(200, {
+      settings: { store: store.kind, durable: store.durable, ...(notice && { notice }) },
+      sources: context.settings.view(),
+    })
+  }
+  const settings = SETTINGS.exec(path)
+  if (settings) {
+    only('PUT', request, path)
+    const { value: body } = parseJson(await readBodyText(request))
+    const { source, persisted } = await context.settings.update(decodeURIComponent(settings[1]), body)
+    return jsonResponse(200, { success: true, source, persisted })
+  }
+  if (path === '/v1/admin/messages') {
+    only('GET', request, path)
+    return jsonResponse(200, messages(url, context.recorder))
+  }
+  if (path === '/v1/admin/activity') {
+    only('GET', request, path)
+    return jsonResponse(200, { minutes: context.recorder.activity() })
+  }
+  const message = MESSAGE.exec(path)
+  if (message) {
+    const [, id, retry] = message
+    if (retry) {
+      only('POST', request, path)
+      if (context.recorder.get(id) === undefined) throw notFound(path)
+      if (!(await context.retry(id))) {
+        throw new HttpProblem(409, 'CONFLICT', `Message ${id} has not failed (its delivery is ${context.recorder.get(id)!.delivery.outcome}); only a failed delivery can be retried.`)
+      }
+      return jsonResponse(202, { success: true, message: context.recorder.get(id) })
+    }
+    only('GET', request, path)
+    const record = context.recorder.get(id)
+    if (record === undefined) throw notFound(path)
+    return jsonResponse(200, record)
+  }
+  throw notFound(path)
+}

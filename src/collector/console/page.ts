@@ -1,0 +1,56 @@
+/**
+ * `GET /console` and its two assets. The page is served with a strict Content-Security-Policy:
+ * only this origin's script and stylesheet, no inline script or style, no framing, and fetches
+ * only to this origin. The assets are built from src/console/ and embedded in the collector at
+ * build time (scripts/console-assets.mjs), so the console works offline on every runtime.
+ * Without an admin token the console answers a page saying how to enable it.
+ */
+import assets from 'virtual:console-assets'
+
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+}
+
+const head = (title: string, withApp: boolean) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title><link rel="stylesheet" href="/console/console.css">${withApp ? '<script src="/console/console.js" defer></script>' : ''}</head>`
+
+const PAGE = `${head('Collector console', true)}
+<body><header><h1>isomorphic-analytics collector console</h1></header>
+<main id="console"><noscript>The console needs JavaScript.</noscript></main></body></html>`
+
+const DISABLED_PAGE = `${head('Collector console (not enabled)', false)}
+<body><header><h1>isomorphic-analytics collector console</h1></header>
+<main><h2>The console is not enabled</h2>
+<p>The console and the admin endpoints need an admin token. Start the collector with one:</p>
+<pre>npx isomorphic-analytics collect --write-key KEY --admin-token "$(openssl rand -hex 24)"</pre>
+<p>or pass <code>adminToken</code> to <code>createCollector({ sources, adminToken })</code>
+(or set <code>"adminToken"</code> in the <code>--config</code> file), then reload this page and sign in with that token.</p>
+</main></body></html>`
+
+function answer(body: string, type: string, status = 200): Response {
+  return new Response(body, { status, headers: { 'content-type': `${type}; charset=utf-8`, ...SECURITY_HEADERS } })
+}
+
+/** The answer to a `GET` of `/console`, `/console/console.js` or `/console/console.css`; else `undefined`. */
+export function consoleAsset(path: string, enabled: boolean): Response | undefined {
+  if (path === '/console') return answer(enabled ? PAGE : DISABLED_PAGE, 'text/html')
+  if (path === '/console/console.css') return answer(assets.css, 'text/css')
+  if (path === '/console/console.js' && enabled) return answer(assets.js, 'text/javascript')
+  return undefined
+}

@@ -1,0 +1,119 @@
+/**
+ * Each source's Webhooks settings as the console sees and changes them. A change is validated
+ * exactly as the config is (`resolveSourceWebhooks` and the destination's own rules: the same
+ * option paths and messages), kept by the settings store, then applied: the next message goes to
+ * the new destination, without a restart. Secrets and write keys are shown masked.
+ */
+import { ConfigError, isConfigError } from '../../errors.js'
+import { describe, isPlainObject } from '../../message/validate.js'
+import type { WebhookDestination } from '../../webhooks/index.js'
+import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
+import { HttpProblem, notFound } from '../http/errors.js'
+
+/** Where settings changed in the console are kept. */
+export interface SettingsStore {
+  readonly kind: 'memory' | 'file' | 'queue'
+  /** Whether saved settings survive a restart. */
+  readonly durable: boolean
+  /** Keeps one source's settings; resolves with whether they were kept durably. May throw. */
+  save(source: string, webhooks: SourceWebhooksConfig): Promise<boolean>
+}
+
+/** The embedded default: settings live in this process only. */
+export const memorySettings: SettingsStore = { kind: 'memory', durable: false, save: async () => false }
+
+export interface SourceView {
+  name: string
+  /** Masked: its last four characters at most. */
+  writeKey: string
+  webhooks: { enabled: boolean; urls: WebhookUrlConfig[]; sharedSecret: string | null }
+}
+
+/** At most the last four characters, and none of a short secret. */
+export const mask = (secret: string) => `••••${secret.length >= 12 ? secret.slice(-4) : ''}`
+
+const CHANGE_KEYS = new Set(['enabled', 'urls', 'sharedSecret'])
+
+export interface SettingsHost {
+  /** The sources as configured (the config's input form, so a disabled destination keeps its URLs). */
+  sources: ReadonlyArray<{ writeKey: string; name: string; webhooks?: SourceWebhooksConfig }>
+  /** Builds a source's destination (`undefined` when not enabled); throws the config's `ConfigError`. */
+  build(source: ResolvedSource, index: number): WebhookDestination | undefined
+  /** Puts a new destination (or none) in place for the source's next message. */
+  apply(index: number, destination: WebhookDestination | undefined): void
+}
+
+export class SourceSettings {
+  readonly #host: SettingsHost
+  readonly #current: Array<SourceWebhooksConfig | undefined>
+  #writes: Promise<unknown> = Promise.resolve()
+
+  constructor(host: SettingsHost, readonly store: SettingsStore) {
+    this.#host = host
+    this.#current = host.sources.map((s) => s.webhooks)
+  }
+
+  view(): SourceView[] {
+    return this.#host.sources.map((source, i) => this.#view(i))
+  }
+
+  get notice(): string | undefined {
+    return this.store.durable ? undefined : 'Settings changed here are kept in memory only: they will not survive a restart of the collector.'
+  }
+
+  /**
+   * Validates `input` (`{ enabled?, urls?, sharedSecret? }`; `sharedSecret` absent keeps the
+   * current one, `null` removes it) for source `name`, keeps it and applies it. A 400 naming the
+   * field (the config's path and message) changes nothing.
+   */
+  update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
+    const next = this.#writes.then(() => this.#update(name, input))
+    this.#writes = next.catch(() => {})
+    return next
+  }
+
+  async #update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
+    const index = this.#host.sources.findIndex((s) => s.name === name)
+    if (index === -1) throw notFound(`/v1/admin/sources/${name}`)
+    const at = `sources[${index}].webhooks`
+    if (!isPlainObject(input)) throw invalid(new ConfigError(at, `Expected \`${at}\` to be an object { enabled?, urls, sharedSecret? }, got ${describe(input)}.`))
+    for (const key of Object.keys(input)) {
+      if (!CHANGE_KEYS.has(key)) throw invalid(new ConfigError(`${at}.${key}`, `Unknown option \`${at}.${key}\`; known: ${[...CHANGE_KEYS].join(', ')}.`))
+    }
+    const current = this.#current[index] ?? {}
+    const { sharedSecret, ...change } = input
+    const webhooks: SourceWebhooksConfig = { ...current, ...change }
+    if (sharedSecret === null) delete webhooks.sharedSecret
+    else if (sharedSecret !== undefined) webhooks.sharedSecret = sharedSecret as string
+    const source = this.#host.sources[index]
+    let destination: WebhookDestination | undefined
+    try {
+      const resolved = resolveSourceWebhooks(webhooks, index)
+      destination = this.#host.build({ writeKey: source.writeKey, name: source.name, webhooks: resolved }, index)
+    } catch (error) {
+      throw isConfigError(error) ? invalid(error) : error
+    }
+    const persisted = await this.store.save(source.name, webhooks)
+    this.#current[index] = webhooks
+    this.#host.apply(index, destination)
+    return { source: this.#view(index), persisted }
+  }
+
+  #view(index: number): SourceView {
+    const { name, writeKey } = this.#host.sources[index]
+    const webhooks = this.#current[index] ?? {}
+    const urls = webhooks.urls ?? []
+    return {
+      name,
+      writeKey: mask(writeKey),
+      webhooks: {
+        enabled: webhooks.enabled ?? urls.length > 0,
+        urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: { ...u.headers } }) })),
+        sharedSecret: webhooks.sharedSecret === undefined ? null : mask(webhooks.sharedSecret),
+      },
+    }
+  }
+}
+
+/** The config's error, as a 400 naming the field. */
+const invalid = (error: ConfigError) => new HttpProblem(400, 'VALIDATION', error.message, { field: error.option })

@@ -1,0 +1,114 @@
+/**
+ * The console's calls to the collector's admin endpoints (documented in the README). The admin
+ * token lives in this module's memory only: it goes in the `Authorization` header, never in a URL
+ * and never in storage.
+ */
+export interface ApiError {
+  status: number
+  code: string
+  message: string
+  field?: string
+}
+
+export class ApiFailure extends Error {
+  constructor(readonly problem: ApiError) {
+    super(problem.message)
+  }
+}
+
+let token = ''
+
+export const setToken = (value: string) => {
+  token = value
+}
+
+/** Calls `path` (relative to the collector's root) and returns its JSON; throws `ApiFailure`. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  let response: Response
+  try {
+    response = await fetch(`/${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(init.body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+      cache: 'no-store',
+    })
+  } catch (error) {
+    throw new ApiFailure({ status: 0, code: 'NETWORK', message: `The collector did not answer: ${(error as Error).message}` })
+  }
+  const text = await response.text()
+  let body: unknown
+  try {
+    body = text === '' ? {} : JSON.parse(text)
+  } catch {
+    body = {}
+  }
+  if (!response.ok) {
+    const error = (body as { error?: Partial<ApiError> }).error ?? {}
+    throw new ApiFailure({
+      status: response.status,
+      code: error.code ?? 'HTTP',
+      message: error.message ?? `HTTP ${response.status}`,
+      ...(error.field !== undefined && { field: error.field }),
+    })
+  }
+  return body as T
+}
+
+// The shapes the admin endpoints answer (see src/collector/console/).
+
+export interface UrlSetting {
+  url: string
+  headers?: Record<string, string>
+}
+
+export interface SourceView {
+  name: string
+  writeKey: string
+  webhooks: { enabled: boolean; urls: UrlSetting[]; sharedSecret: string | null }
+}
+
+export interface SourcesAnswer {
+  settings: { store: 'memory' | 'file' | 'queue'; durable: boolean; notice?: string }
+  sources: SourceView[]
+}
+
+export interface UrlOutcome {
+  url: string
+  status?: number
+  error?: string
+}
+
+export interface AttemptRecord {
+  attempt: number
+  at: string
+  results: UrlOutcome[]
+}
+
+export interface MessageRecord {
+  id: string
+  version: number
+  source: string
+  type: string
+  name?: string
+  userId?: string
+  receivedAt: string
+  message: Record<string, unknown>
+  delivery: {
+    outcome: 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
+    reason?: string
+    nextRetryAt?: string
+    attempts: AttemptRecord[]
+  }
+}
+
+export interface MessagesAnswer {
+  version: number
+  messages: MessageRecord[]
+}
+
+export interface ActivityAnswer {
+  minutes: Array<{ at: string; delivered: number; retrying: number; failed: number }>
+}

@@ -1,0 +1,129 @@
+/**
+ * The live view (the debugger): messages as they arrive, newest first, filtered by type and
+ * event name, each with its raw JSON on demand and its deliveries (each attempt's outcome per
+ * URL, the next retry, the outcome); a failed delivery can be retried. It polls the collector
+ * once a second for records changed since the last answer.
+ */
+import { api, ApiFailure, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
+import { h, replace, uid } from './dom.js'
+
+const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias']
+const SHOWN = 200
+
+const time = (iso: string) => new Date(iso).toLocaleTimeString()
+
+function outcomeOf(result: AttemptRecord['results'][number]): string {
+  if (result.status !== undefined && result.error === undefined) return `${result.status}`
+  if (result.status !== undefined) return `${result.status}: ${result.error}`
+  return result.error ?? 'no answer yet'
+}
+
+function attemptsTable(record: MessageRecord): HTMLElement {
+  const { delivery } = record
+  if (delivery.attempts.length === 0) return h('p', {}, 'No attempt yet.')
+  return h('table', { class: 'attempts' },
+    h('caption', {}, `Deliveries of ${record.type} ${record.name ?? ''}`.trim()),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'URL'), h('th', { scope: 'col' }, 'Status or error'))),
+    h('tbody', {}, ...delivery.attempts.flatMap((attempt) => attempt.results.map((result) =>
+      h('tr', {}, h('td', {}, attempt.attempt), h('td', {}, time(attempt.at)), h('td', {}, result.url), h('td', {}, outcomeOf(result))),
+    ))),
+  )
+}
+
+export function liveView(): { element: HTMLElement; start(): void } {
+  const records = new Map<string, MessageRecord>()
+  const open = new Set<string>()
+  let version = 0
+  const typeFilter = h('select', { id: uid('type') },
+    h('option', { value: '' }, 'All types'), ...TYPES.map((t) => h('option', { value: t }, t)))
+  const nameFilter = h('input', { type: 'search', id: uid('name') })
+  const list = h('ol', { class: 'messages', 'aria-label': 'Messages' })
+  const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
+
+  async function retry(record: MessageRecord): Promise<void> {
+    try {
+      await api(`v1/admin/messages/${encodeURIComponent(record.id)}/retry`, { method: 'POST' })
+      problem.hidden = true
+      await poll()
+    } catch (error) {
+      if (!(error instanceof ApiFailure)) throw error
+      problem.textContent = error.problem.message
+      problem.hidden = false
+    }
+  }
+
+  function item(record: MessageRecord): HTMLElement {
+    const { delivery } = record
+    const detailsId = `message-${record.id}`
+    const expanded = open.has(record.id)
+    const label = `${record.type} ${record.name ?? ''}`.trim()
+    const toggle = h('button', {
+      type: 'button', 'aria-expanded': String(expanded), 'aria-controls': detailsId,
+      onclick: () => (expanded ? open.delete(record.id) : open.add(record.id), render()),
+    }, `Details of ${label}`)
+    const outcome = delivery.reason ? `${delivery.outcome}: ${delivery.reason}` : delivery.outcome
+    return h('li', { class: `message ${delivery.outcome.replace(' ', '-')}`, 'aria-label': label },
+      h('p', { class: 'summary' },
+        h('span', { class: 'type' }, record.type), ' ',
+        h('strong', { class: 'name' }, record.name ?? ''), ' ',
+        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}`), ' ',
+        h('span', { class: 'outcome' }, outcome),
+        delivery.nextRetryAt ? h('span', { class: 'muted' }, ` · next retry ${time(delivery.nextRetryAt)}`) : null,
+      ),
+      toggle,
+      delivery.outcome === 'failed'
+        ? h('button', { type: 'button', onclick: () => void retry(record) }, `Retry delivery of ${label}`)
+        : null,
+      expanded
+        ? h('div', { id: detailsId, class: 'details' },
+            attemptsTable(record),
+            h('pre', { 'aria-label': `Raw JSON of ${label}` }, JSON.stringify(record.message, null, 2)))
+        : null,
+    )
+  }
+
+  function render(): void {
+    const type = typeFilter.value
+    const name = nameFilter.value.trim().toLowerCase()
+    const shown = [...records.values()]
+      .filter((r) => (type === '' || r.type === type) && (name === '' || (r.name ?? '').toLowerCase().includes(name)))
+      .sort((a, b) => Number(b.id) - Number(a.id))
+      .slice(0, SHOWN)
+    replace(list, ...(shown.length > 0 ? shown.map(item) : [h('li', { class: 'muted' }, 'No messages yet.')]))
+  }
+
+  async function poll(): Promise<void> {
+    try {
+      const answer = await api<MessagesAnswer>(`v1/admin/messages?since=${version}`)
+      for (const record of answer.messages) records.set(record.id, record)
+      // The collector keeps a bounded history: forget what it no longer has.
+      const ids = [...records.keys()].sort((a, b) => Number(a) - Number(b))
+      for (const id of ids.slice(0, Math.max(0, ids.length - 1000))) records.delete(id)
+      if (answer.messages.length > 0 || version === 0) render()
+      version = answer.version
+      problem.hidden = true
+    } catch (error) {
+      if (!(error instanceof ApiFailure)) throw error
+      problem.textContent = error.problem.message
+      problem.hidden = false
+    }
+  }
+
+  typeFilter.addEventListener('change', render)
+  nameFilter.addEventListener('input', render)
+  const element = h('section', { 'aria-labelledby': 'live-heading' },
+    h('h2', { id: 'live-heading' }, 'Live events'),
+    h('p', { class: 'filters' },
+      h('label', { for: typeFilter.id }, 'Type'), typeFilter,
+      h('label', { for: nameFilter.id }, 'Event name'), nameFilter),
+    problem,
+    list,
+  )
+  return {
+    element,
+    start() {
+      void poll()
+      setInterval(() => void poll(), 1000)
+    },
+  }
+}

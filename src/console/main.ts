@@ -1,0 +1,59 @@
+/**
+ * The collector's console (`GET /console`): sign in with the admin token, then each source's
+ * Webhooks settings, the live view of messages and their deliveries, the deliveries chart, and
+ * audience syncs and deletion requests. Plain DOM, no framework: the whole console is a few
+ * kilobytes and has no dependency to audit or keep up to date.
+ */
+import { actionsView } from './actions.js'
+import { api, ApiFailure, setToken, type SourcesAnswer } from './api.js'
+import { activityChart } from './chart.js'
+import { h, replace } from './dom.js'
+import { liveView } from './live.js'
+import { sourcePanel } from './sources.js'
+
+const root = document.getElementById('console')!
+
+function signIn(): void {
+  const token = h('input', { type: 'password', id: 'token', autocomplete: 'current-password', required: true })
+  const error = h('p', { role: 'alert', class: 'field-error' })
+  const form = h('form', { 'aria-label': 'Sign in', class: 'sign-in' },
+    h('h2', {}, 'Sign in'),
+    h('label', { for: 'token' }, 'Admin token'), token,
+    h('button', { type: 'submit' }, 'Sign in'),
+    error,
+  )
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    setToken(token.value)
+    api<SourcesAnswer>('v1/admin/sources').then(
+      (answer) => show(answer),
+      (failure: unknown) => {
+        setToken('')
+        error.textContent = failure instanceof ApiFailure && failure.problem.status === 401
+          ? 'Wrong admin token.'
+          : (failure as Error).message
+        token.setAttribute('aria-invalid', 'true')
+        token.focus()
+      },
+    )
+  })
+  replace(root, form)
+  token.focus()
+}
+
+function show(answer: SourcesAnswer): void {
+  const live = liveView()
+  const chart = activityChart()
+  replace(root,
+    h('section', { 'aria-labelledby': 'sources-heading' },
+      h('h2', { id: 'sources-heading' }, 'Sources and the Webhooks destination'),
+      ...answer.sources.map((source) => sourcePanel(source, answer.settings, () => {}))),
+    chart.element,
+    live.element,
+    actionsView(answer.sources),
+  )
+  live.start()
+  chart.start()
+}
+
+signIn()

@@ -1,0 +1,143 @@
+/**
+ * One source's Webhooks settings: up to five URLs with static headers, the shared secret (shown
+ * masked; replace or remove it) and the on/off toggle. The collector validates (the config's own
+ * rules and messages); an error is shown next to the field it names and nothing changes.
+ */
+import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
+import { h, replace, uid } from './dom.js'
+
+interface UrlRow {
+  url: HTMLInputElement
+  headers: HTMLTextAreaElement
+  urlError: HTMLElement
+  headersError: HTMLElement
+}
+
+function headerText(headers: Record<string, string> | undefined): string {
+  return Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n')
+}
+
+/** `Name: value` lines → headers; a line without a colon is an error naming the line. */
+function parseHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {}
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return
+    const colon = line.indexOf(':')
+    if (colon <= 0) throw new Error(`Expected \`Name: value\` on line ${i + 1}, got "${line}".`)
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim()
+  })
+  return headers
+}
+
+function fieldError(): HTMLElement {
+  return h('p', { class: 'field-error', id: uid('err'), hidden: true })
+}
+
+function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement, error: HTMLElement, message: string): void {
+  error.textContent = message
+  error.hidden = false
+  target.setAttribute('aria-invalid', 'true')
+  target.setAttribute('aria-describedby', error.id)
+}
+
+export function sourcePanel(source: SourceView, settings: SourcesAnswer['settings'], onSaved: (s: SourceView) => void): HTMLElement {
+  const rows: UrlRow[] = []
+  const list = h('div', { class: 'urls' })
+  const listError = fieldError()
+  const enabled = h('input', { type: 'checkbox', id: uid('enabled') })
+  enabled.checked = source.webhooks.enabled
+  const secretShown = h('span', {}, source.webhooks.sharedSecret ?? 'not set')
+  const secretInput = h('input', { type: 'password', id: uid('secret'), autocomplete: 'off' })
+  const removeSecret = h('input', { type: 'checkbox', id: uid('nosecret') })
+  const secretError = fieldError()
+  const formError = fieldError()
+  const status = h('p', { role: 'status', class: 'status' })
+
+  function renderRows(): void {
+    replace(list, ...rows.map((row, i) => h('fieldset', { class: 'url' },
+      h('legend', {}, `URL ${i + 1}`),
+      h('label', { for: row.url.id }, `URL ${i + 1}`), row.url, row.urlError,
+      h('label', { for: row.headers.id }, `Headers for URL ${i + 1}`), row.headers, row.headersError,
+      h('button', { type: 'button', onclick: () => (rows.splice(i, 1), renderRows()) }, `Remove URL ${i + 1}`),
+    )))
+  }
+
+  function addRow(setting: UrlSetting = { url: '' }): void {
+    const url = h('input', { type: 'url', id: uid('url'), placeholder: 'https://example.com/hook' })
+    url.value = setting.url
+    const headers = h('textarea', { id: uid('headers'), rows: 2, placeholder: 'X-Name: value' })
+    headers.value = headerText(setting.headers)
+    rows.push({ url, headers, urlError: fieldError(), headersError: fieldError() })
+  }
+
+  function clearErrors(form: HTMLElement): void {
+    for (const error of form.querySelectorAll<HTMLElement>('.field-error')) error.hidden = true
+    for (const field of form.querySelectorAll('[aria-invalid]')) {
+      field.removeAttribute('aria-invalid')
+      field.removeAttribute('aria-describedby')
+    }
+  }
+
+  /** Places a collector error next to the field its path names (`sources[0].webhooks.urls[1].url`). */
+  function place(field: string | undefined, message: string): void {
+    const at = (field ?? '').replace(/^sources\[\d+\]\.webhooks\.?/, '')
+    const url = /^urls\[(\d+)\](?:\.(url|headers))?/.exec(at)
+    const row = url ? rows[Number(url[1])] : undefined
+    if (row && url?.[2] === 'headers') showError(row.headers, row.headersError, message)
+    else if (row) showError(row.url, row.urlError, message)
+    else if (at.startsWith('urls')) showError(list, listError, message)
+    else if (at === 'sharedSecret') showError(secretInput, secretError, message)
+    else showError(form, formError, message)
+  }
+
+  async function save(event: Event): Promise<void> {
+    event.preventDefault()
+    clearErrors(form)
+    status.textContent = ''
+    const urls: UrlSetting[] = []
+    for (const [i, row] of rows.entries()) {
+      try {
+        const headers = parseHeaders(row.headers.value)
+        urls.push(Object.keys(headers).length > 0 ? { url: row.url.value.trim(), headers } : { url: row.url.value.trim() })
+      } catch (error) {
+        place(`urls[${i}].headers`, (error as Error).message)
+        return
+      }
+    }
+    const body: Record<string, unknown> = { enabled: enabled.checked, urls }
+    if (removeSecret.checked) body.sharedSecret = null
+    else if (secretInput.value !== '') body.sharedSecret = secretInput.value
+    try {
+      const answer = await api<{ source: SourceView; persisted: boolean }>(`v1/admin/sources/${encodeURIComponent(source.name)}/webhooks`, { method: 'PUT', body })
+      secretInput.value = ''
+      removeSecret.checked = false
+      secretShown.textContent = answer.source.webhooks.sharedSecret ?? 'not set'
+      status.textContent = answer.persisted ? 'Saved.' : 'Saved (in memory only: lost on restart).'
+      onSaved(answer.source)
+    } catch (error) {
+      if (!(error instanceof ApiFailure)) throw error
+      place(error.problem.field, error.problem.message)
+    }
+  }
+
+  for (const setting of source.webhooks.urls) addRow(setting)
+  renderRows()
+  const form: HTMLFormElement = h('form', { class: 'settings', onsubmit: (event: Event) => void save(event) },
+    h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
+    list, listError,
+    h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
+    h('p', {}, 'Shared secret: ', secretShown),
+    h('label', { for: secretInput.id }, 'New shared secret'), secretInput, secretError,
+    h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
+    formError,
+    h('button', { type: 'submit' }, 'Save settings'),
+    status,
+  )
+  const headingId = uid('source')
+  return h('section', { class: 'source', 'aria-labelledby': headingId },
+    h('h3', { id: headingId }, `Source ${source.name}`),
+    h('p', { class: 'muted' }, `Write key ${source.writeKey}`),
+    settings.notice ? h('p', { class: 'notice' }, settings.notice) : null,
+    form,
+  )
+}

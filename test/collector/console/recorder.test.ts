@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest'
+import { ConsoleRecorder } from '../../../src/collector/console/recorder.js'
+import { HttpError } from '../../../src/errors.js'
+
+const track = (event: string) => ({ type: 'track', event, userId: 'u', receivedAt: '2026-11-23T10:00:00.000Z' })
+
+function clock(start = Date.parse('2026-11-23T10:00:30.000Z')) {
+  const state = { now: start }
+  return { state, now: () => state.now }
+}
+
+describe('ConsoleRecorder', () => {
+  it('records messages newest first, and only what changed since a version', () => {
+    const recorder = new ConsoleRecorder()
+    recorder.accepted('web', track('A'), { body: '{"a":1}' })
+    const seen = recorder.version
+    recorder.accepted('web', track('B'), { outcome: 'not forwarded', reason: 'integrations turn Webhooks off' })
+    expect(recorder.changedSince(0).map((r) => r.name)).toEqual(['B', 'A'])
+    expect(recorder.changedSince(seen)).toMatchObject([
+      { name: 'B', delivery: { outcome: 'not forwarded', reason: 'integrations turn Webhooks off', attempts: [] } },
+    ])
+  })
+
+  it('keeps at most `limit` messages, dropping the oldest', () => {
+    const recorder = new ConsoleRecorder({ limit: 2 })
+    for (const name of ['A', 'B', 'C']) recorder.accepted('web', track(name), { body: '{}' })
+    expect(recorder.changedSince(0).map((r) => r.name)).toEqual(['C', 'B'])
+    expect(recorder.get('1')).toBeUndefined()
+  })
+
+  it("records each attempt's outcome per URL, the next retry and the outcome", () => {
+    const { state, now } = clock()
+    const recorder = new ConsoleRecorder({ now })
+    const trace = recorder.accepted('web', track('A'), { body: '{}' })
+    const urls = ['http://a.test/hook', 'http://b.test/hook']
+    trace.attempt(1, urls)
+    const error503 = new HttpError(503, 'Service Unavailable')
+    trace.retry(1, [{ url: urls[0], attempt: 1, status: 503, error: error503 }, { url: urls[1], attempt: 1, status: 400, error: new HttpError(400, 'Bad Request') }], 2_000)
+    expect(recorder.get('1')!.delivery).toMatchObject({ outcome: 'retrying', nextRetryAt: '2026-11-23T10:00:32.000Z' })
+    state.now += 2_000
+    trace.attempt(2, [urls[0]])
+    trace.settled(true, [{ url: urls[0], attempt: 2, status: 200 }, { url: urls[1], attempt: 1, status: 400, error: new HttpError(400, 'Bad Request') }])
+    const { delivery } = recorder.get('1')!
+    expect(delivery.outcome).toBe('delivered')
+    expect(delivery.nextRetryAt).toBeUndefined()
+    expect(delivery.attempts).toEqual([
+      { attempt: 1, at: '2026-11-23T10:00:30.000Z', results: [{ url: urls[0], status: 503, error: error503.message }, { url: urls[1], status: 400, error: expect.any(String) }] },
+      { attempt: 2, at: '2026-11-23T10:00:32.000Z', results: [{ url: urls[0], status: 200 }] },
+    ])
+  })
+
+  it('retries only a failed delivery by hand, continuing the attempt numbers', () => {
+    const recorder = new ConsoleRecorder()
+    const trace = recorder.accepted('web', track('A'), { body: '{"exact":"bytes"}' })
+    expect(recorder.retryByHand('1')).toBeUndefined()
+    trace.attempt(1, ['http://a.test/hook'])
+    trace.settled(false, [{ url: 'http://a.test/hook', attempt: 1, status: 400, error: new HttpError(400, 'Bad Request') }])
+    const again = recorder.retryByHand('1')!
+    expect(again).toMatchObject({ source: 'web', type: 'track', body: '{"exact":"bytes"}' })
+    expect(recorder.get('1')!.delivery.outcome).toBe('queued')
+    again.trace.attempt(1, ['http://a.test/hook'])
+    again.trace.settled(true, [{ url: 'http://a.test/hook', attempt: 1, status: 200 }])
+    expect(recorder.get('1')!.delivery.attempts.map((a) => [a.attempt, a.results[0].status])).toEqual([[1, 400], [2, 200]])
+    expect(recorder.retryByHand('99')).toBeUndefined()
+  })
+
+  it('counts delivered, retrying and failed per minute for the last hour', () => {
+    const { state, now } = clock()
+    const recorder = new ConsoleRecorder({ now })
+    const a = recorder.accepted('web', track('A'), { body: '{}' })
+    a.retry(1, [], 0)
+    a.settled(true, [])
+    state.now += 60_000
+    recorder.accepted('web', track('B'), { body: '{}' }).settled(false, [])
+    const minutes = recorder.activity()
+    expect(minutes).toHaveLength(60)
+    expect(minutes.at(-2)).toEqual({ at: '2026-11-23T10:00:00.000Z', delivered: 1, retrying: 1, failed: 0 })
+    expect(minutes.at(-1)).toEqual({ at: '2026-11-23T10:01:00.000Z', delivered: 0, retrying: 0, failed: 1 })
+    state.now += 60 * 60_000
+    expect(recorder.activity().every((m) => m.delivered + m.retrying + m.failed === 0)).toBe(true)
+  })
+})

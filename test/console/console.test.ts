@@ -1,0 +1,196 @@
+/**
+ * The console in real Chromium (Debian's, through playwright-core), driven by role and label
+ * against a real collector on a loopback port: a wrong token is refused; sign in; invalid
+ * settings show the config's error next to the field and change nothing; two URLs with a header
+ * and a secret, toggled on; events sent by a real `Client` appear live and are delivered signed
+ * (the receiver verifies the signature); an event named like markup is shown as text; a failing
+ * URL shows its retries and is retried by hand; an audience sync and a deletion request. The run
+ * leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
+ */
+import { copyFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Client } from '../../src/index.js'
+import { createCollector, isConfigError, nodeFetch, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
+import { verifySignature } from '../../src/webhooks/index.js'
+import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { ROOT } from '../runtimes/support/runtimes.js'
+import { startServer as startReceiver, type TestServer } from '../webhooks/servers.js'
+
+const TOKEN = 'console-admin-token-0123456789'
+const SECRET = 'console-shared-secret-wxyz'
+const XSS = '<img src=x onerror=alert(1)>'
+
+let browser: Chromium
+let collector: Collector
+let server: CollectorServer
+let good: TestServer
+let flaky: TestServer
+let page: Page
+const dialogs: string[] = []
+const pageErrors: string[] = []
+
+beforeAll(async () => {
+  good = await startReceiver({ status: 200 })
+  flaky = await startReceiver({ status: 200 })
+  collector = createCollector({ sources: [{ writeKey: 'console-key', name: 'web' }], adminToken: TOKEN, fetch: nodeFetch })
+  server = await startServer(collector, { port: 0 })
+  browser = await launchChromium()
+  page = await browser.context.newPage()
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  page.on('pageerror', (error) => pageErrors.push(error.message))
+  await page.goto(`${server.url}/console`)
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await collector?.close(0)
+  await good?.close()
+  await flaky?.close()
+})
+
+const source = () => page.getByRole('region', { name: 'Source web' })
+const message = (name: string) => page.getByRole('listitem', { name })
+
+async function send(build: (client: Client) => void): Promise<void> {
+  const client = new Client('console-key', { endpoint: server.url, flushAt: 100 })
+  build(client)
+  expect(await client.flush()).toMatchObject({ failed: 0 })
+  await client.close()
+}
+
+async function adminGet(path: string): Promise<unknown> {
+  const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  return response.json()
+}
+
+describe('the console', () => {
+  it('refuses a wrong token, then signs in with the right one', async () => {
+    await page.getByLabel('Admin token').fill('not-the-token')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Wrong admin token.')
+    expect(await source().count()).toBe(0)
+    await page.getByLabel('Admin token').fill(TOKEN)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await source().waitFor()
+    expect(page.url()).not.toContain(TOKEN)
+    await expect.poll(() => source().getByText(/kept in memory only/).count()).toBe(1)
+  })
+
+  it('shows the config error of invalid settings next to the field, and changes nothing', async () => {
+    let expected = ''
+    try {
+      createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks: { urls: [{ url: 'ftp://example.com/hook' }] } }] })
+    } catch (error) {
+      if (isConfigError(error)) expected = error.message
+    }
+    expect(expected).toContain('sources[0].webhooks.urls[0].url')
+    await source().getByRole('button', { name: 'Add URL' }).click()
+    await source().getByLabel('URL 1', { exact: true }).fill('ftp://example.com/hook')
+    await source().getByLabel('Forward to webhooks').check()
+    await source().getByRole('button', { name: 'Save settings' }).click()
+    const field = source().getByLabel('URL 1', { exact: true })
+    await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true')
+    const describedBy = await field.getAttribute('aria-describedby')
+    expect(await page.locator(`#${describedBy}`).textContent()).toBe(expected)
+    expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
+  })
+
+  it('saves two URLs with a header and a secret; events sent by a Client arrive live and are delivered signed', async () => {
+    await source().getByLabel('URL 1', { exact: true }).fill(good.url)
+    await source().getByLabel('Headers for URL 1').fill('X-Team: console')
+    await source().getByRole('button', { name: 'Add URL' }).click()
+    await source().getByLabel('URL 2', { exact: true }).fill(flaky.url)
+    await source().getByLabel('New shared secret').fill(SECRET)
+    await source().getByRole('button', { name: 'Save settings' }).click()
+    await expect.poll(() => source().getByRole('status').textContent()).toMatch(/^Saved/)
+    expect(await source().getByText('••••wxyz').count()).toBe(1)
+    expect(await source().getByLabel('URL 1', { exact: true }).getAttribute('aria-invalid')).toBeNull()
+
+    await send((client) => {
+      client.identify({ userId: 'ada', traits: { plan: 'pro' } })
+      client.track({ userId: 'ada', event: 'Signed Up', properties: { via: 'console test' } })
+      client.track({ userId: 'ada', event: XSS })
+    })
+    await message('track Signed Up').waitFor()
+    await expect.poll(() => message('track Signed Up').textContent()).toContain('delivered')
+    // Newest first.
+    const names = await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').evaluateAll((items) => items.map((i) => i.getAttribute('aria-label')))
+    expect(names).toEqual([`track ${XSS}`, 'track Signed Up', 'identify'])
+
+    await message('track Signed Up').getByRole('button', { name: 'Details of track Signed Up' }).click()
+    const table = page.getByRole('table', { name: 'Deliveries of track Signed Up' })
+    await expect.poll(() => table.getByRole('row').filter({ hasText: good.url }).textContent()).toContain('200')
+    const raw = JSON.parse((await page.getByLabel('Raw JSON of track Signed Up').textContent())!)
+    expect(raw).toMatchObject({ type: 'track', event: 'Signed Up', userId: 'ada', properties: { via: 'console test' } })
+
+    const received = good.requests.filter((r) => JSON.parse(r.raw.toString()).event === 'Signed Up')
+    expect(received).toHaveLength(1)
+    expect(received[0].headers['x-team']).toBe('console')
+    expect(await verifySignature(received[0].raw, String(received[0].headers['x-signature']), SECRET)).toBe(true)
+
+    // Filters: by type, then by event name.
+    await page.getByLabel('Type').selectOption('identify')
+    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
+    await page.getByLabel('Type').selectOption('')
+    await page.getByLabel('Event name').fill('signed')
+    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
+    await page.getByLabel('Event name').fill('')
+  })
+
+  it('shows an event named like markup as text, never as markup', async () => {
+    const item = message(`track ${XSS}`)
+    await item.waitFor()
+    expect(await item.locator('.name').textContent()).toBe(XSS)
+    expect(await page.locator('main img').count()).toBe(0)
+    expect(dialogs).toEqual([])
+  })
+
+  it('shows the retries of a failing URL, and retries a failed delivery by hand', async () => {
+    await source().getByRole('button', { name: 'Remove URL 1' }).click()
+    await source().getByRole('button', { name: 'Save settings' }).click()
+    await expect.poll(() => adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ webhooks: { urls: [{ url: flaky.url }] } }] })
+    flaky.replies.push({ status: 503, headers: { 'retry-after': '0' } }, { status: 400, body: 'no thanks' })
+    await send((client) => client.track({ userId: 'bob', event: 'Will Fail' }))
+    const item = message('track Will Fail')
+    await expect.poll(() => item.locator('.outcome').textContent()).toBe('failed')
+    await item.getByRole('button', { name: 'Details of track Will Fail' }).click()
+    const rows = page.getByRole('table', { name: 'Deliveries of track Will Fail' }).getByRole('row')
+    await expect.poll(() => rows.allTextContents()).toEqual([
+      expect.stringContaining('Attempt'),
+      expect.stringMatching(/^1.*503/),
+      expect.stringMatching(/^2.*400/),
+    ])
+    await item.getByRole('button', { name: 'Retry delivery of track Will Fail' }).click()
+    await expect.poll(() => item.locator('.outcome').textContent()).toBe('delivered')
+    await expect.poll(() => rows.count()).toBe(4)
+    expect(await rows.nth(3).textContent()).toMatch(/^3.*200/)
+    expect(flaky.requests.filter((r) => JSON.parse(r.raw.toString()).event === 'Will Fail')).toHaveLength(3)
+    await expect.poll(() => page.getByText(/^\d+ failed$/).textContent()).toBe('1 failed')
+  })
+
+  it('triggers an audience sync and a deletion request', async () => {
+    const audience = page.getByRole('form', { name: 'Audience sync' })
+    await audience.getByLabel('Audience').fill('Power Users')
+    await audience.getByLabel('Members').fill('ada\nbob')
+    await audience.getByRole('button', { name: 'Sync audience' }).click()
+    await expect.poll(() => audience.getByRole('status').textContent()).toBe('Sent 2 payload(s) to web.')
+    const deletion = page.getByRole('form', { name: 'Deletion request' })
+    await deletion.getByLabel('User id').fill('ada')
+    await deletion.getByRole('button', { name: 'Request deletion' }).click()
+    await expect.poll(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web.')
+    await expect.poll(() => flaky.requests.some((r) => JSON.parse(r.raw.toString()).type === 'delete')).toBe(true)
+
+    const shot = join(ROOT, '.tmp', 'console.png')
+    mkdirSync(join(ROOT, '.tmp'), { recursive: true })
+    await page.getByRole('button', { name: 'Details of track Signed Up' }).click()
+    await page.screenshot({ path: shot, fullPage: true })
+    if (process.env.UPDATE_SCREENSHOTS === '1') copyFileSync(shot, join(ROOT, 'docs', 'console.png'))
+    expect(pageErrors).toEqual([])
+  })
+})
