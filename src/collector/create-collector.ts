@@ -19,6 +19,7 @@ import {
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
+import { createConsole } from './console/index.js'
 import { createHandler } from './http/handler.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
@@ -113,12 +114,14 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     return { requests, rejected, metrics, lastReceivedAt, ...totals, ...queue.counts() }
   }
 
+  const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, config, sources, queue })
   const ingest = createIngest({
     lookup: (key) => byKey.get(key) ?? (hooks.anyWriteKey ? sources[0] : undefined),
     queue,
     tally,
     log,
     ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
+    ...(consoleContext && { record: consoleContext.recorder.accepted.bind(consoleContext.recorder) }),
   })
   const fetch = createHandler({
     ingest,
@@ -127,6 +130,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     tally,
     log,
     onError: config.onError,
+    console: consoleContext,
   })
 
   async function drain(timeoutMs: number): Promise<DrainReport> {

@@ -9,8 +9,8 @@ import type { ResolvedConfig, ResolvedSource } from './config.js'
 export interface SourceRuntime {
   readonly name: string
   readonly writeKey: string
-  /** `undefined` when the source's Webhooks destination is not enabled. */
-  readonly destination: WebhookDestination | undefined
+  /** `undefined` when the source's Webhooks destination is not enabled. Replaced when settings change (console). */
+  destination: WebhookDestination | undefined
 }
 
 /**

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { build } from 'tsup'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { consoleAssetsEsbuild } from '../../scripts/console-assets.mjs'
 import { verifySignature } from '../../src/webhooks/index.js'
 
 const ROOT = resolve(__dirname, '../..')
@@ -26,6 +27,7 @@ beforeAll(async () => {
     target: 'es2022',
     splitting: false,
     config: false,
+    esbuildPlugins: [consoleAssetsEsbuild],
     silent: true,
     clean: true,
   })

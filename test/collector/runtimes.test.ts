@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream'
 import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { consoleAssetsEsbuild } from '../../scripts/console-assets.mjs'
 
 const ROOT = resolve(__dirname, '../..')
 const BIN = (name: string) => join(ROOT, 'node_modules/.bin', name)
@@ -60,6 +61,7 @@ beforeAll(async () => {
     target: 'es2022',
     write: false,
     logLevel: 'silent',
+    plugins: [consoleAssetsEsbuild],
   })
   bundle = result.outputFiles[0].text
   writeFileSync(join(dir, 'collector.mjs'), bundle)

@@ -54,6 +54,8 @@ afterAll(async () => {
   await flaky?.close()
 })
 
+/** The console polls once a second, and the failing URL's retry waits its jittered backoff (under 1 s). */
+const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 const source = () => page.getByRole('region', { name: 'Source web' })
 const message = (name: string) => page.getByRole('listitem', { name })
 
@@ -73,13 +75,13 @@ describe('the console', () => {
   it('refuses a wrong token, then signs in with the right one', async () => {
     await page.getByLabel('Admin token').fill('not-the-token')
     await page.getByRole('button', { name: 'Sign in' }).click()
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Wrong admin token.')
+    await eventually(() => page.getByRole('alert').textContent()).toBe('Wrong admin token.')
     expect(await source().count()).toBe(0)
     await page.getByLabel('Admin token').fill(TOKEN)
     await page.getByRole('button', { name: 'Sign in' }).click()
     await source().waitFor()
     expect(page.url()).not.toContain(TOKEN)
-    await expect.poll(() => source().getByText(/kept in memory only/).count()).toBe(1)
+    await eventually(() => source().getByText(/kept in memory only/).count()).toBe(1)
   })
 
   it('shows the config error of invalid settings next to the field, and changes nothing', async () => {
@@ -95,7 +97,7 @@ describe('the console', () => {
     await source().getByLabel('Forward to webhooks').check()
     await source().getByRole('button', { name: 'Save settings' }).click()
     const field = source().getByLabel('URL 1', { exact: true })
-    await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true')
+    await eventually(() => field.getAttribute('aria-invalid')).toBe('true')
     const describedBy = await field.getAttribute('aria-describedby')
     expect(await page.locator(`#${describedBy}`).textContent()).toBe(expected)
     expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
@@ -108,7 +110,7 @@ describe('the console', () => {
     await source().getByLabel('URL 2', { exact: true }).fill(flaky.url)
     await source().getByLabel('New shared secret').fill(SECRET)
     await source().getByRole('button', { name: 'Save settings' }).click()
-    await expect.poll(() => source().getByRole('status').textContent()).toMatch(/^Saved/)
+    await eventually(() => source().getByRole('status').textContent()).toMatch(/^Saved/)
     expect(await source().getByText('••••wxyz').count()).toBe(1)
     expect(await source().getByLabel('URL 1', { exact: true }).getAttribute('aria-invalid')).toBeNull()
 
@@ -118,14 +120,14 @@ describe('the console', () => {
       client.track({ userId: 'ada', event: XSS })
     })
     await message('track Signed Up').waitFor()
-    await expect.poll(() => message('track Signed Up').textContent()).toContain('delivered')
+    await eventually(() => message('track Signed Up').textContent()).toContain('delivered')
     // Newest first.
     const names = await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').evaluateAll((items) => items.map((i) => i.getAttribute('aria-label')))
     expect(names).toEqual([`track ${XSS}`, 'track Signed Up', 'identify'])
 
     await message('track Signed Up').getByRole('button', { name: 'Details of track Signed Up' }).click()
     const table = page.getByRole('table', { name: 'Deliveries of track Signed Up' })
-    await expect.poll(() => table.getByRole('row').filter({ hasText: good.url }).textContent()).toContain('200')
+    await eventually(() => table.getByRole('row').filter({ hasText: good.url }).textContent()).toContain('200')
     const raw = JSON.parse((await page.getByLabel('Raw JSON of track Signed Up').textContent())!)
     expect(raw).toMatchObject({ type: 'track', event: 'Signed Up', userId: 'ada', properties: { via: 'console test' } })
 
@@ -136,10 +138,10 @@ describe('the console', () => {
 
     // Filters: by type, then by event name.
     await page.getByLabel('Type').selectOption('identify')
-    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
+    await eventually(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
     await page.getByLabel('Type').selectOption('')
     await page.getByLabel('Event name').fill('signed')
-    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
+    await eventually(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(1)
     await page.getByLabel('Event name').fill('')
   })
 
@@ -154,24 +156,24 @@ describe('the console', () => {
   it('shows the retries of a failing URL, and retries a failed delivery by hand', async () => {
     await source().getByRole('button', { name: 'Remove URL 1' }).click()
     await source().getByRole('button', { name: 'Save settings' }).click()
-    await expect.poll(() => adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ webhooks: { urls: [{ url: flaky.url }] } }] })
+    await eventually(() => adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ webhooks: { urls: [{ url: flaky.url }] } }] })
     flaky.replies.push({ status: 503, headers: { 'retry-after': '0' } }, { status: 400, body: 'no thanks' })
     await send((client) => client.track({ userId: 'bob', event: 'Will Fail' }))
     const item = message('track Will Fail')
-    await expect.poll(() => item.locator('.outcome').textContent()).toBe('failed')
+    await eventually(() => item.locator('.outcome').textContent()).toBe('failed')
     await item.getByRole('button', { name: 'Details of track Will Fail' }).click()
     const rows = page.getByRole('table', { name: 'Deliveries of track Will Fail' }).getByRole('row')
-    await expect.poll(() => rows.allTextContents()).toEqual([
+    await eventually(() => rows.allTextContents()).toEqual([
       expect.stringContaining('Attempt'),
       expect.stringMatching(/^1.*503/),
       expect.stringMatching(/^2.*400/),
     ])
     await item.getByRole('button', { name: 'Retry delivery of track Will Fail' }).click()
-    await expect.poll(() => item.locator('.outcome').textContent()).toBe('delivered')
-    await expect.poll(() => rows.count()).toBe(4)
+    await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
+    await eventually(() => rows.count()).toBe(4)
     expect(await rows.nth(3).textContent()).toMatch(/^3.*200/)
     expect(flaky.requests.filter((r) => JSON.parse(r.raw.toString()).event === 'Will Fail')).toHaveLength(3)
-    await expect.poll(() => page.getByText(/^\d+ failed$/).textContent()).toBe('1 failed')
+    await eventually(() => page.getByText(/^\d+ failed$/).textContent()).toBe('1 failed')
   })
 
   it('triggers an audience sync and a deletion request', async () => {
@@ -179,12 +181,12 @@ describe('the console', () => {
     await audience.getByLabel('Audience').fill('Power Users')
     await audience.getByLabel('Members').fill('ada\nbob')
     await audience.getByRole('button', { name: 'Sync audience' }).click()
-    await expect.poll(() => audience.getByRole('status').textContent()).toBe('Sent 2 payload(s) to web.')
+    await eventually(() => audience.getByRole('status').textContent()).toBe('Sent 2 payload(s) to web.')
     const deletion = page.getByRole('form', { name: 'Deletion request' })
     await deletion.getByLabel('User id').fill('ada')
     await deletion.getByRole('button', { name: 'Request deletion' }).click()
-    await expect.poll(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web.')
-    await expect.poll(() => flaky.requests.some((r) => JSON.parse(r.raw.toString()).type === 'delete')).toBe(true)
+    await eventually(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web.')
+    await eventually(() => flaky.requests.some((r) => JSON.parse(r.raw.toString()).type === 'delete')).toBe(true)
 
     const shot = join(ROOT, '.tmp', 'console.png')
     mkdirSync(join(ROOT, '.tmp'), { recursive: true })

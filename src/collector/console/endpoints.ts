@@ -20,8 +20,8 @@ export interface ConsoleContext {
   adminToken: string
   settings: SourceSettings
   recorder: ConsoleRecorder
-  /** Queues a failed message's delivery again; `false` when it is unknown or not failed. */
-  retry(id: string): Promise<boolean>
+  /** Queues a failed message's delivery again; an `HttpProblem` (404, 409) says why it cannot. */
+  retry(id: string): Promise<void>
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -84,10 +84,7 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     const [, id, retry] = message
     if (retry) {
       only('POST', request, path)
-      if (context.recorder.get(id) === undefined) throw notFound(path)
-      if (!(await context.retry(id))) {
-        throw new HttpProblem(409, 'CONFLICT', `Message ${id} has not failed (its delivery is ${context.recorder.get(id)!.delivery.outcome}); only a failed delivery can be retried.`)
-      }
+      await context.retry(id)
       return jsonResponse(202, { success: true, message: context.recorder.get(id) })
     }
     only('GET', request, path)

@@ -1,14 +1,60 @@
 /**
- * The console as the handler sees it: `GET /console` and its assets (a page saying how to enable
- * it when there is no admin token), and the console's admin endpoints under `/v1/admin/`.
+ * The console as the collector sees it: `GET /console` and its assets (a page saying how to
+ * enable it when there is no admin token), the console's admin endpoints under `/v1/admin/`, and
+ * `createConsole`, which ties the recorder, the settings and manual retries to the sources and
+ * the delivery queue.
  */
-import { methodNotAllowed, notFound } from '../http/errors.js'
+import type { ResolvedConfig } from '../config.js'
+import type { DeliveryQueue } from '../delivery/queue.js'
+import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
+import { createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
+import { ConsoleRecorder } from './recorder.js'
+import { SourceSettings } from './settings.js'
 
 export type { ConsoleContext } from './endpoints.js'
-export { ConsoleRecorder, type DeliveryTrace } from './recorder.js'
-export { memorySettings, SourceSettings, type SettingsHost, type SettingsStore } from './settings.js'
+export type { SettingsStore, SourceView } from './settings.js'
+
+export function createConsole(options: {
+  adminToken: string
+  config: ResolvedConfig
+  sources: SourceRuntime[]
+  queue: DeliveryQueue
+}): ConsoleContext {
+  const { config, sources, queue } = options
+  const recorder = new ConsoleRecorder()
+  const settings = new SourceSettings(
+    {
+      sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
+      build: (source, index) => createSourceRuntime(source, index, config).destination,
+      apply(index, destination) {
+        const source = sources[index]
+        source.destination = destination
+        if (destination !== undefined) queue.setDestination(source.name, destination)
+      },
+    },
+    config.settings,
+  )
+  return {
+    adminToken: options.adminToken,
+    settings,
+    recorder,
+    async retry(id) {
+      const record = recorder.get(id)
+      if (record === undefined) throw notFound(`/v1/admin/messages/${id}`)
+      if (sources.find((s) => s.name === record.source)?.destination === undefined) {
+        throw new HttpProblem(409, 'CONFLICT', `Source "${record.source}" has its Webhooks destination off; turn it on to retry.`)
+      }
+      const again = recorder.retryByHand(id)
+      if (again === undefined) {
+        throw new HttpProblem(409, 'CONFLICT', `Message ${id} has not failed (its delivery is ${record.delivery.outcome}); only a failed delivery can be retried.`)
+      }
+      const { source, type, body, trace } = again
+      await queue.enqueue([{ source, type, body, trace }], { ignoreLimit: true })
+    },
+  }
+}
 
 /** The console's answer to `request`, or `undefined` when `path` is not the console's. */
 export function routeConsole(request: Request, path: string, context: ConsoleContext | undefined): Promise<Response> | undefined {

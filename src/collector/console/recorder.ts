@@ -5,7 +5,10 @@
  * hour. Each change bumps a version number, so a reader asks only for what changed since its
  * last look (`changedSince`).
  */
-import type { UrlResult } from '../../webhooks/index.js'
+import type { UrlResult, WebhookEventType } from '../../webhooks/index.js'
+import type { DeliveryTrace } from '../delivery/queue.js'
+
+export type { DeliveryTrace }
 
 export type Outcome = 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
 
@@ -45,11 +48,22 @@ export interface MessageRecord {
   }
 }
 
-/** How a delivery reports its progress to its record (called by the delivery queue). */
-export interface DeliveryTrace {
-  attempt(attempt: number, urls: readonly string[]): void
-  retry(attempt: number, results: readonly UrlResult[], delayMs: number): void
-  settled(delivered: boolean, results: readonly UrlResult[]): void
+export type DeferredTrace = DeliveryTrace & { bind(target: DeliveryTrace): void }
+
+/** A trace whose record is known only later: what it is told before `bind` is replayed then. */
+export function deferredTrace(): DeferredTrace {
+  let target: DeliveryTrace | undefined
+  const early: Array<(t: DeliveryTrace) => void> = []
+  const call = (f: (t: DeliveryTrace) => void) => (target ? f(target) : early.push(f))
+  return {
+    attempt: (...args) => call((t) => t.attempt(...args)),
+    retry: (...args) => call((t) => t.retry(...args)),
+    settled: (...args) => call((t) => t.settled(...args)),
+    bind(t) {
+      target = t
+      for (const f of early.splice(0)) f(t)
+    },
+  }
 }
 
 export interface MinuteCounts {
@@ -139,7 +153,7 @@ export class ConsoleRecorder {
    * continue its numbering. Returns the body and the trace, or `undefined` when the record is
    * unknown (no longer held) or not failed.
    */
-  retryByHand(id: string): { source: string; type: string; body: string; trace: DeliveryTrace } | undefined {
+  retryByHand(id: string): { source: string; type: WebhookEventType; body: string; trace: DeliveryTrace } | undefined {
     const entry = this.#entries.get(id)
     if (entry === undefined || entry.body === undefined || entry.record.delivery.outcome !== 'failed') return undefined
     const { record } = entry
@@ -148,7 +162,7 @@ export class ConsoleRecorder {
       record.delivery.outcome = 'queued'
       delete record.delivery.nextRetryAt
     })
-    return { source: record.source, type: record.type, body: entry.body, trace: this.#trace(id) }
+    return { source: record.source, type: record.type as WebhookEventType, body: entry.body, trace: this.#trace(id) }
   }
 
   /** Delivered / retrying / failed per minute, the last hour, oldest first (60 entries). */

@@ -6,7 +6,7 @@
  * lives in this process: what is still held when it stops is reported as not delivered.
  */
 import type { Logger } from '../../logger.js'
-import type { WebhookDestination } from '../../webhooks/index.js'
+import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'
 import type { DeliveryTally } from '../stats.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
 
@@ -22,19 +22,35 @@ class Lane {
   retrying = 0
   closed = false
 
+  /** Earlier destinations (settings changed) that may still hold deliveries. */
+  readonly retired = new Set<WebhookDestination>()
+
   constructor(
     readonly source: string,
-    readonly destination: WebhookDestination,
+    public destination: WebhookDestination,
     private readonly queue: MemoryQueue,
   ) {
-    destination.on('retry', ({ payload, attempt, delayMs, error }) => {
-      queue.tally.retried(source)
+    this.#listen(destination)
+  }
+
+  /** The next deliveries go to `destination`; the current one finishes what it holds. */
+  replace(destination: WebhookDestination): void {
+    this.retired.add(this.destination)
+    this.destination = destination
+    this.#listen(destination)
+  }
+
+  #listen(destination: WebhookDestination): void {
+    destination.on('attempt', ({ payload, attempt, urls }) => this.active.get(payload)?.delivery.trace?.attempt(attempt, urls))
+    destination.on('retry', ({ payload, attempt, delayMs, error, results }) => {
+      this.queue.tally.retried(this.source)
       const item = this.active.get(payload)
       if (item && !item.retrying) {
         item.retrying = true
         this.retrying++
       }
-      queue.log(`${source}: attempt ${attempt} failed (${error.message}); retry in ${delayMs} ms`)
+      item?.delivery.trace?.retry(attempt, results, delayMs)
+      this.queue.log(`${this.source}: attempt ${attempt} failed (${error.message}); retry in ${delayMs} ms`)
     })
   }
 
@@ -60,7 +76,7 @@ class Lane {
       void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
         this.active.delete(label)
         if (!result.delivered) this.queue.log(`${this.source}: ${item.delivery.type} failed: ${result.error?.message ?? 'unknown'}`)
-        this.settle(item, result.delivered)
+        this.settle(item, result.delivered, result.results)
         this.pump()
       })
     }
@@ -74,8 +90,9 @@ class Lane {
     for (const item of abandoned) this.settle(item, false)
   }
 
-  settle(item: Item, delivered: boolean): void {
+  settle(item: Item, delivered: boolean, results: DeliveryResult['results'] = []): void {
     if (item.retrying) this.retrying--
+    item.delivery.trace?.settled(delivered, results)
     if (delivered) this.queue.tally.forwarded(this.source)
     else this.queue.tally.failed(this.source)
     item.delivery.onSettled?.(delivered)
@@ -129,6 +146,12 @@ export class MemoryQueue implements DeliveryQueue {
     return true
   }
 
+  setDestination(source: string, destination: WebhookDestination): void {
+    const lane = this.#lanes.get(source)
+    if (lane === undefined) this.#lanes.set(source, new Lane(source, destination, this))
+    else lane.replace(destination)
+  }
+
   counts(source?: string): BacklogCounts {
     let pending = 0
     let retrying = 0
@@ -169,7 +192,7 @@ export class MemoryQueue implements DeliveryQueue {
       lane.closed = true
       lane.abandon()
     }
-    await Promise.all([...this.#lanes.values()].map((lane) => lane.destination.close()))
+    await Promise.all([...this.#lanes.values()].flatMap((lane) => [lane.destination, ...lane.retired]).map((d) => d.close()))
     await this.#whenIdle()
     return { drained, pending }
   }

@@ -5,7 +5,14 @@
  * or a durable one in a queue server. Each delivery travels as the exact JSON text to forward,
  * serialised once at ingest: nothing re-parses it, so what the sender wrote is what is signed.
  */
-import type { WebhookEventType } from '../../webhooks/index.js'
+import type { UrlResult, WebhookDestination, WebhookEventType } from '../../webhooks/index.js'
+
+/** How a delivery reports its progress (the console's record of it). Every method is optional to call. */
+export interface DeliveryTrace {
+  attempt(attempt: number, urls: readonly string[]): void
+  retry(attempt: number, results: readonly UrlResult[], delayMs: number): void
+  settled(delivered: boolean, results: readonly UrlResult[]): void
+}
 
 export interface QueuedDelivery {
   /** The source's name: whose destination delivers it. */
@@ -16,6 +23,8 @@ export interface QueuedDelivery {
   body: string
   /** Called once with whether it was delivered (memory mode only; for `Dispatch.settled`). */
   onSettled?: (delivered: boolean) => void
+  /** Told of each attempt, retry and the outcome (memory mode). */
+  trace?: DeliveryTrace
 }
 
 /** Deliveries not settled yet, and those among them waiting for a retry after a failed attempt. */
@@ -39,6 +48,11 @@ export interface DeliveryQueue {
    * admin endpoints.
    */
   enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): boolean | Promise<boolean>
+  /**
+   * Settings changed (the console): the source's next deliveries go to `destination`. Those
+   * already with the previous destination finish there.
+   */
+  setDestination(source: string, destination: WebhookDestination): void
   /** Backlog of one source, or of all. */
   counts(source?: string): BacklogCounts
   /**

@@ -7,6 +7,7 @@
 import type { Logger } from '../../logger.js'
 import type { MessageType } from '../../message/types.js'
 import { handleAdmin, type AdminContext, type AdminRoute } from '../admin/endpoints.js'
+import { routeConsole, type ConsoleContext } from '../console/index.js'
 import type { Ingest } from '../ingest/accept.js'
 import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
@@ -49,6 +50,8 @@ export interface HandlerContext {
   tally: IngestTally
   log: Logger
   onError(error: unknown): void
+  /** The console and its admin endpoints (only with an admin token). */
+  console: ConsoleContext | undefined
 }
 
 export function createHandler(context: HandlerContext): (request: Request) => Promise<Response> {
@@ -65,6 +68,8 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
     context.tally.request()
     try {
       const path = new URL(request.url).pathname.replace(/\/+$/, '') || '/'
+      const page = routeConsole(request, path, context.console)
+      if (page !== undefined) return await page
       const route = routes.get(path)
       if (route === undefined) throw notFound(path)
       if (request.method === 'OPTIONS') return preflight(request)

@@ -8,7 +8,8 @@
  */
 import type { Logger } from '../../logger.js'
 import { payloadOfValidMessage } from '../../webhooks/payload.js'
-import type { DeliveryQueue, QueuedDelivery } from '../delivery/queue.js'
+import { deferredTrace, type DeferredTrace } from '../console/recorder.js'
+import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
 import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
 import { HttpProblem, jsonResponse } from '../http/errors.js'
@@ -34,6 +35,8 @@ export interface IngestContext {
   tally: IngestTally
   log: Logger
   onAccepted?: (batch: AcceptedBatch) => void
+  /** Records each accepted message for the console; returns the trace of its delivery. */
+  record?: (source: string, message: Message, forward: { body: string } | { outcome: 'not forwarded'; reason: string }) => DeliveryTrace
 }
 
 // JSON under any of these: browsers send text/plain to skip the CORS preflight, and
@@ -54,6 +57,24 @@ export function backlogFull(source: string): HttpProblem {
   return new HttpProblem(503, 'BACKLOG_FULL', `Too many deliveries pending for source "${source}"; retry later.`, {
     headers: { 'retry-after': '5' },
   })
+}
+
+/**
+ * Records a request's messages for the console, once the queue has taken them: each delivery's
+ * trace was deferred (the queue may have started it already) and is bound to its record now.
+ */
+function recordAll(record: NonNullable<IngestContext['record']>, source: SourceRuntime, messages: Message[], deliveries: QueuedDelivery[]): void {
+  let next = 0
+  for (const message of messages) {
+    if (source.destination === undefined) {
+      record(source.name, message, { outcome: 'not forwarded', reason: 'the Webhooks destination is off' })
+    } else if (!integrationEnabled(message.integrations)) {
+      record(source.name, message, { outcome: 'not forwarded', reason: 'turned off by its `integrations`' })
+    } else {
+      const delivery = deliveries[next++]
+      ;(delivery.trace as DeferredTrace).bind(record(source.name, message, delivery))
+    }
+  }
 }
 
 /** How a request names its write key: Basic auth or the body, or (beacon) the query. */
@@ -79,16 +100,23 @@ export function createIngest(context: IngestContext): Ingest {
     const receivedAt = new Date().toISOString()
     const messages = extractMessages(kind, body, receivedAt, hasBigInt)
     const deliveries: QueuedDelivery[] = []
+    const { record } = context
     if (source.destination !== undefined) {
       for (const message of messages) {
         if (!integrationEnabled(message.integrations)) continue
         // Serialised here, where it is known whether the body held a bigint: these exact bytes
         // are queued, signed and sent.
-        deliveries.push({ source: source.name, type: message.type, body: stringifyExact(payloadOfValidMessage(message), hasBigInt) })
+        deliveries.push({
+          source: source.name,
+          type: message.type,
+          body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
+          ...(record && { trace: deferredTrace() }),
+        })
       }
       const held = context.queue.enqueue(deliveries)
       if (!(typeof held === 'boolean' ? held : await held)) throw backlogFull(source.name)
     }
+    if (record) recordAll(record, source, messages, deliveries)
     context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt)
     if (context.log.enabled) {
       context.log(`${source.name}: accepted ${messages.length} message(s), forwarding ${deliveries.length} (received at ${receivedAt})`)
