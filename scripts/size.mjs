@@ -6,15 +6,20 @@
  *
  * Reports min and min+gz bytes, and what dominates: minified bytes per package (esbuild metafile)
  * and each dependency's marginal gzipped cost (the bundle built again with that package external).
- * Exits 1 above the budget. Run `npm run build` first. Flags: `--json` (machine-readable output).
+ * Also the collector console's assets (script and stylesheet as served, scripts/console-assets.mjs),
+ * against their own budget of 60 KB gzipped in all.
+ * Exits 1 above a budget. Run `npm run build` first. Flags: `--json` (machine-readable output).
  */
 import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
+import { buildConsoleAssets } from './console-assets.mjs'
 
 export const BUDGET_GZ_BYTES = 10 * 1024
+/** The collector console's assets (script + stylesheet, as served), gzipped, in all. */
+export const CONSOLE_BUDGET_GZ_BYTES = 60 * 1024
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const ENTRY_SOURCE = `import { Client } from 'isomorphic-analytics'
@@ -81,8 +86,11 @@ async function main() {
   })
   const ownFiles = fromSource.perPackage.filter(([path]) => path.startsWith('src/')).slice(0, 8)
   const over = total.gz > BUDGET_GZ_BYTES
+  const assets = await buildConsoleAssets()
+  const consoleSizes = Object.fromEntries(Object.entries(assets).map(([name, text]) => [name, { min: Buffer.byteLength(text), gz: gzipSync(text, { level: 9 }).byteLength }]))
+  const consoleGz = Object.values(consoleSizes).reduce((n, size) => n + size.gz, 0)
   if (json) {
-    console.log(JSON.stringify({ version, min: total.min, gz: total.gz, budget: BUDGET_GZ_BYTES, perPackage: Object.fromEntries(total.perPackage), ownFiles: Object.fromEntries(ownFiles), marginalGz: Object.fromEntries(marginal) }, null, 2))
+    console.log(JSON.stringify({ version, console: { ...consoleSizes, gz: consoleGz, budget: CONSOLE_BUDGET_GZ_BYTES }, min: total.min, gz: total.gz, budget: BUDGET_GZ_BYTES, perPackage: Object.fromEntries(total.perPackage), ownFiles: Object.fromEntries(ownFiles), marginalGz: Object.fromEntries(marginal) }, null, 2))
   } else {
     console.log(`isomorphic-analytics@${version}: import { Client } + track, esbuild --bundle --minify --platform=browser`)
     console.log(`  min:     ${total.min} B (${kb(total.min)})`)
@@ -95,9 +103,15 @@ async function main() {
     for (const [path, bytes] of ownFiles) console.log(`    ${path.padEnd(32)} ${String(bytes).padStart(7)} B`)
     console.log('  gzipped cost of each dependency (bundle with it minus bundle without it):')
     for (const [name, bytes] of marginal) console.log(`    ${name.padEnd(20)} ${String(bytes).padStart(7)} B`)
+    console.log(`collector console (GET /console), assets as served: min+gz ${consoleGz} B (${kb(consoleGz)})   budget ${kb(CONSOLE_BUDGET_GZ_BYTES)}`)
+    for (const [name, size] of Object.entries(consoleSizes)) console.log(`    console.${name.padEnd(14)} min ${String(size.min).padStart(7)} B   min+gz ${String(size.gz).padStart(6)} B`)
   }
   if (over) {
     console.error(`size: ${total.gz} B min+gz is over the ${BUDGET_GZ_BYTES} B budget`)
+    process.exitCode = 1
+  }
+  if (consoleGz > CONSOLE_BUDGET_GZ_BYTES) {
+    console.error(`size: the console's assets are ${consoleGz} B min+gz, over the ${CONSOLE_BUDGET_GZ_BYTES} B budget`)
     process.exitCode = 1
   }
 }

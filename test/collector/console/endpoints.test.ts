@@ -1,0 +1,204 @@
+/** The console's page and admin endpoints, through `collector.fetch`. */
+import { afterEach, describe, expect, it } from 'vitest'
+import { CONSOLE_CSP } from '../../../src/collector/console/page.js'
+import { createCollector, isConfigError, type Collector, type CollectorConfig, type SettingsStore } from '../../../src/collector/index.js'
+import { KEY, post, recordingFetch, track, until } from '../helpers.js'
+
+const TOKEN = 'admin-token-for-tests'
+const SECRET = 'a-long-shared-secret-7890'
+const collectors: Collector[] = []
+
+afterEach(async () => {
+  await Promise.all(collectors.splice(0).map((c) => c.close(0)))
+})
+
+function consoleCollector(overrides: Partial<CollectorConfig> = {}, respond?: Parameters<typeof recordingFetch>[0]) {
+  const receiver = recordingFetch(respond)
+  const collector = createCollector({
+    sources: [
+      { writeKey: KEY, name: 'web', webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }], sharedSecret: SECRET } },
+      { writeKey: 'OTHER', name: 'app' },
+    ],
+    adminToken: TOKEN,
+    fetch: receiver.fetch,
+    ...overrides,
+  })
+  collectors.push(collector)
+  return { collector, calls: receiver.calls }
+}
+
+function admin(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Request {
+  return new Request(`http://collector.test${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${init.token ?? TOKEN}`, 'content-type': 'application/json' },
+    ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+  })
+}
+
+async function json(collector: Collector, request: Request): Promise<{ status: number; body: any }> {
+  const response = await collector.fetch(request)
+  return { status: response.status, body: await response.json() }
+}
+
+function configError(webhooks: unknown): string {
+  try {
+    createCollector({ sources: [{ writeKey: KEY, name: 'web', webhooks: webhooks as never }] })
+  } catch (error) {
+    if (isConfigError(error)) return error.message
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('GET /console', () => {
+  it('serves the page and its assets with a strict Content-Security-Policy, and no inline script', async () => {
+    const { collector } = consoleCollector()
+    const page = await collector.fetch(new Request('http://collector.test/console'))
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP)
+    expect(CONSOLE_CSP).toContain("script-src 'self'")
+    expect(CONSOLE_CSP).not.toContain('unsafe')
+    const html = await page.text()
+    expect(html).toContain('<script src="/console/console.js" defer></script>')
+    expect(html).not.toMatch(/<script>|<style|style=|https?:\/\//)
+    const script = await collector.fetch(new Request('http://collector.test/console/console.js'))
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(await script.text()).toContain('Admin token')
+    const style = await collector.fetch(new Request('http://collector.test/console/console.css'))
+    expect(style.headers.get('content-type')).toBe('text/css; charset=utf-8')
+    expect((await collector.fetch(new Request('http://collector.test/console/other.js'))).status).toBe(404)
+    expect((await collector.fetch(new Request('http://collector.test/console', { method: 'POST' }))).status).toBe(405)
+  })
+
+  it('without an admin token, says how to enable it; the admin endpoints do not exist', async () => {
+    const collector = createCollector({ sources: [{ writeKey: KEY, name: 'web' }] })
+    collectors.push(collector)
+    const page = await collector.fetch(new Request('http://collector.test/console'))
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP)
+    const html = await page.text()
+    expect(html).toContain('--admin-token')
+    expect(html).toContain('adminToken')
+    expect(html).not.toContain('console.js')
+    expect((await collector.fetch(admin('/v1/admin/sources'))).status).toBe(404)
+  })
+})
+
+describe('admin endpoints of the console', () => {
+  it('refuse a missing or wrong token', async () => {
+    const { collector } = consoleCollector()
+    expect((await collector.fetch(new Request('http://collector.test/v1/admin/sources'))).status).toBe(401)
+    const wrong = await json(collector, admin('/v1/admin/sources', { token: 'nope' }))
+    expect(wrong).toMatchObject({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'Wrong admin token.' } } })
+  })
+
+  it('GET /v1/admin/sources: settings with the secret and write key masked, and where they are kept', async () => {
+    const { collector } = consoleCollector()
+    const { status, body } = await json(collector, admin('/v1/admin/sources'))
+    expect(status).toBe(200)
+    expect(body).toEqual({
+      settings: { store: 'memory', durable: false, notice: expect.stringContaining('will not survive a restart') },
+      sources: [
+        { name: 'web', writeKey: '••••', webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }], sharedSecret: '••••7890' } },
+        { name: 'app', writeKey: '••••', webhooks: { enabled: false, urls: [], sharedSecret: null } },
+      ],
+    })
+    expect(JSON.stringify(body)).not.toContain(SECRET)
+  })
+
+  it.each([
+    ['more than five URLs', { urls: Array.from({ length: 6 }, (_, i) => ({ url: `https://hooks.test/${i}` })) }],
+    ['a URL that is not http(s)', { urls: [{ url: 'ftp://hooks.test/in' }] }],
+    ['a header with CR/LF', { urls: [{ url: 'https://hooks.test/in', headers: { 'X-Team': 'a\r\nInjected: yes' } }] }],
+  ])('PUT refuses %s with the config error naming the field, and changes nothing', async (_, change) => {
+    const { collector } = consoleCollector()
+    const before = await json(collector, admin('/v1/admin/sources'))
+    const { status, body } = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: change }))
+    const expected = configError({ enabled: true, sharedSecret: SECRET, ...change })
+    expect(status).toBe(400)
+    expect(body.error).toMatchObject({ code: 'VALIDATION', message: expected })
+    expect(body.error.field).toMatch(/^sources\[0\]\.webhooks\.urls/)
+    expect(await json(collector, admin('/v1/admin/sources'))).toEqual(before)
+  })
+
+  it('PUT applies to the next message without a restart; a source is turned on, and its secret replaced or removed', async () => {
+    const { collector, calls } = consoleCollector()
+    const on = await json(collector, admin('/v1/admin/sources/app/webhooks', {
+      method: 'PUT',
+      body: { enabled: true, urls: [{ url: 'https://app.test/hook', headers: { 'X-Team': 'app' } }], sharedSecret: 'another-secret-abcd' },
+    }))
+    expect(on).toMatchObject({ status: 200, body: { persisted: false, source: { name: 'app', webhooks: { enabled: true, sharedSecret: '••••abcd' } } } })
+    expect((await collector.fetch(post({ batch: [track()] }, { key: 'OTHER' }))).status).toBe(200)
+    await until(() => calls.length === 1, 'the delivery to the new URL')
+    expect(calls[0]).toMatchObject({ url: 'https://app.test/hook', headers: { 'x-team': 'app', 'x-signature': expect.any(String) } })
+
+    const removed = await json(collector, admin('/v1/admin/sources/app/webhooks', { method: 'PUT', body: { sharedSecret: null } }))
+    expect(removed.body.source.webhooks).toMatchObject({ sharedSecret: null, urls: [{ url: 'https://app.test/hook' }] })
+    await collector.fetch(post({ batch: [track({ messageId: 'm-2' })] }, { key: 'OTHER' }))
+    await until(() => calls.length === 2, 'the unsigned delivery')
+    expect(calls[1].headers['x-signature']).toBeUndefined()
+
+    const off = await json(collector, admin('/v1/admin/sources/app/webhooks', { method: 'PUT', body: { enabled: false } }))
+    expect(off.body.source.webhooks).toMatchObject({ enabled: false, urls: [{ url: 'https://app.test/hook' }] })
+    await collector.fetch(post({ batch: [track({ messageId: 'm-3' })] }, { key: 'OTHER' }))
+    const { body } = await json(collector, admin('/v1/admin/messages?source=app'))
+    expect(body.messages[0].delivery).toEqual({ outcome: 'not forwarded', reason: 'the Webhooks destination is off', attempts: [] })
+    expect(calls).toHaveLength(2)
+  })
+
+  it('PUT refuses an unknown source and an unknown option', async () => {
+    const { collector } = consoleCollector()
+    expect((await collector.fetch(admin('/v1/admin/sources/nope/webhooks', { method: 'PUT', body: {} }))).status).toBe(404)
+    const unknown = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { url: 'x' } }))
+    expect(unknown).toMatchObject({ status: 400, body: { error: { field: 'sources[0].webhooks.url' } } })
+  })
+
+  it('keeps settings with the settings store, and changes nothing when the store fails', async () => {
+    const saved: Array<[string, unknown]> = []
+    let fail = false
+    const store: SettingsStore = {
+      kind: 'file',
+      durable: true,
+      async save(source, webhooks) {
+        if (fail) throw new Error('disk full')
+        saved.push([source, webhooks])
+        return true
+      },
+    }
+    const { collector } = consoleCollector({ settings: store, onError: () => {} })
+    const answer = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { urls: [{ url: 'https://b.test/in' }] } }))
+    expect(answer.body.persisted).toBe(true)
+    expect(saved).toEqual([['web', { enabled: true, urls: [{ url: 'https://b.test/in' }], sharedSecret: SECRET }]])
+    expect((await json(collector, admin('/v1/admin/sources'))).body.settings).toEqual({ store: 'file', durable: true })
+    fail = true
+    expect((await collector.fetch(admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { urls: [{ url: 'https://c.test/in' }] } }))).status).toBe(500)
+    expect((await json(collector, admin('/v1/admin/sources'))).body.sources[0].webhooks.urls).toEqual([{ url: 'https://b.test/in' }])
+  })
+
+  it('GET /v1/admin/messages: newest first, changes since a version, filters; retry only what failed', async () => {
+    const { collector } = consoleCollector({}, (call) => new Response('no', { status: call.json.event === 'Bad' ? 400 : 200 }))
+    await collector.fetch(post({ batch: [track({ event: 'Good' }), track({ event: 'Bad', messageId: 'm-2' }), { type: 'identify', userId: 'u1' }] }))
+    await until(() => collector.stats().pending === 0, 'deliveries settled')
+    const all = await json(collector, admin('/v1/admin/messages'))
+    expect(all.body.messages.map((m: any) => [m.type, m.name, m.delivery.outcome])).toEqual([
+      ['identify', undefined, 'delivered'], ['track', 'Bad', 'failed'], ['track', 'Good', 'delivered'],
+    ])
+    expect(all.body.messages[1].delivery.attempts).toEqual([
+      { attempt: 1, at: expect.any(String), results: [{ url: 'https://hooks.test/in', status: 400, error: expect.stringContaining('400') }] },
+    ])
+    expect((await json(collector, admin(`/v1/admin/messages?since=${all.body.version}`))).body.messages).toEqual([])
+    expect((await json(collector, admin('/v1/admin/messages?type=track&event=Good'))).body.messages).toHaveLength(1)
+    expect((await collector.fetch(admin('/v1/admin/messages?since=x'))).status).toBe(400)
+
+    const good = all.body.messages[2].id
+    const bad = all.body.messages[1].id
+    expect((await json(collector, admin(`/v1/admin/messages/${good}/retry`, { method: 'POST' }))).status).toBe(409)
+    expect((await collector.fetch(admin('/v1/admin/messages/999/retry', { method: 'POST' }))).status).toBe(404)
+    const retried = await json(collector, admin(`/v1/admin/messages/${bad}/retry`, { method: 'POST' }))
+    expect(retried).toMatchObject({ status: 202, body: { message: { id: bad } } })
+    await until(() => collector.stats().pending === 0, 'the retry settled')
+    const again = await json(collector, admin(`/v1/admin/messages/${bad}`))
+    expect(again.body.delivery.attempts.map((a: any) => a.attempt)).toEqual([1, 2])
+    expect((await json(collector, admin('/v1/admin/activity'))).body.minutes.reduce((n: number, m: any) => n + m.failed, 0)).toBe(2)
+  })
+})
