@@ -57,51 +57,18 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return body as T
 }
 
-// The shapes the admin endpoints answer (see src/collector/console/).
+// The shapes the admin endpoints answer: the collector's own types (type-only imports: no server
+// code reaches the browser bundle).
+import type { MessageRecord, MinuteCounts } from '../collector/console/recorder.js'
+import type { SourceView } from '../collector/console/settings.js'
 
-export interface UrlSetting {
-  url: string
-  headers?: Record<string, string>
-}
-
-export interface SourceView {
-  name: string
-  writeKey: string
-  webhooks: { enabled: boolean; urls: UrlSetting[]; sharedSecret: string | null }
-}
+export type { AttemptRecord, MessageRecord } from '../collector/console/recorder.js'
+export type { SourceView } from '../collector/console/settings.js'
+export type { WebhookUrlConfig as UrlSetting } from '../collector/config.js'
 
 export interface SourcesAnswer {
   settings: { store: 'memory' | 'file' | 'queue'; durable: boolean; notice?: string }
   sources: SourceView[]
-}
-
-export interface UrlOutcome {
-  url: string
-  status?: number
-  error?: string
-}
-
-export interface AttemptRecord {
-  attempt: number
-  at: string
-  results: UrlOutcome[]
-}
-
-export interface MessageRecord {
-  id: string
-  version: number
-  source: string
-  type: string
-  name?: string
-  userId?: string
-  receivedAt: string
-  message: Record<string, unknown>
-  delivery: {
-    outcome: 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
-    reason?: string
-    nextRetryAt?: string
-    attempts: AttemptRecord[]
-  }
 }
 
 export interface MessagesAnswer {
@@ -110,5 +77,5 @@ export interface MessagesAnswer {
 }
 
 export interface ActivityAnswer {
-  minutes: Array<{ at: string; delivered: number; retrying: number; failed: number }>
+  minutes: MinuteCounts[]
 }

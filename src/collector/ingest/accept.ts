@@ -36,7 +36,7 @@ export interface IngestContext {
   log: Logger
   onAccepted?: (batch: AcceptedBatch) => void
   /** Records each accepted message for the console; returns the trace of its delivery. */
-  record?: (source: string, message: Message, forward: { body: string } | { outcome: 'not forwarded'; reason: string }) => DeliveryTrace
+  record?: (source: string, message: Message, forward: { body: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }) => DeliveryTrace
 }
 
 // JSON under any of these: browsers send text/plain to skip the CORS preflight, and
