@@ -170,7 +170,9 @@ export function resolveSourceWebhooks(input: unknown, index: number): ResolvedWe
 function resolveSettingsStore(input: unknown): SettingsStore {
   if (input === undefined) return memorySettings
   const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
-  if (typeof store.save !== 'function' || typeof store.durable !== 'boolean') fail('settings', 'a settings store { kind, durable, save }', input)
+  if (typeof store.save !== 'function' || typeof store.durable !== 'boolean' || !['memory', 'file', 'queue'].includes(store.kind as string)) {
+    fail('settings', "a settings store { kind: 'memory' | 'file' | 'queue', durable, save }", input)
+  }
   return store as SettingsStore
 }
 

@@ -36,6 +36,8 @@ describe('createCollector config', () => {
     ['a header overriding Content-Type', { sources: [hooks([{ url: 'https://h.test/', headers: { 'content-type': 'x' } }])] }, 'sources[0].webhooks.urls[0].headers', /may not be overridden/],
     ['an empty shared secret', { sources: [hooks([{ url: 'https://h.test/' }], { sharedSecret: '' })] }, 'sources[0].webhooks.sharedSecret', /non-empty/],
     ['a negative drain timeout', { sources: [source], drainTimeout: -1 }, 'drainTimeout', /integer/],
+    ['a settings store without save', { sources: [source], settings: { kind: 'file', durable: true } }, 'settings', /settings store/],
+    ['a settings store of an unknown kind', { sources: [source], settings: { kind: 'disk', durable: true, save: async () => true } }, 'settings', /settings store/],
   ])('%s → ConfigError naming %s', (_, config, option, message) => {
     const error = configError(config)
     expect(error.option).toBe(option)
