@@ -3,7 +3,7 @@
  * against a real collector on a loopback port: a wrong token is refused; sign in; invalid
  * settings show the config's error next to the field and change nothing; two URLs with a header
  * and a secret, toggled on; events sent by a real `Client` appear live and are delivered signed
- * (the receiver verifies the signature); an event named like markup is shown as text; a failing
+ * (the receiver verifies the signature); an event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a failing
  * URL shows its retries and is retried by hand; an audience sync and a deletion request. The run
  * leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
  */
@@ -21,6 +21,7 @@ import { startServer as startReceiver, type TestServer } from '../webhooks/serve
 const TOKEN = 'console-admin-token-0123456789'
 const SECRET = 'console-shared-secret-wxyz'
 const XSS = '<img src=x onerror=alert(1)>'
+const SCRIPT = '<script>window.pwned = 1; alert(2)</script>'
 
 let browser: Chromium
 let collector: Collector
@@ -150,6 +151,16 @@ describe('the console', () => {
     await item.waitFor()
     expect(await item.locator('.name').textContent()).toBe(XSS)
     expect(await page.locator('main img').count()).toBe(0)
+
+    await send((client) => client.track({ userId: 'eve', event: SCRIPT }))
+    const scripted = message(`track ${SCRIPT}`)
+    await scripted.waitFor()
+    expect(await scripted.locator('.name').textContent()).toBe(SCRIPT)
+    await scripted.getByRole('button', { name: `Details of track ${SCRIPT}` }).click()
+    expect(JSON.parse((await page.getByLabel(`Raw JSON of track ${SCRIPT}`).textContent())!)).toMatchObject({ event: SCRIPT })
+    expect(await page.locator('main script').count()).toBe(0)
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined()
+    await scripted.getByRole('button', { name: `Details of track ${SCRIPT}` }).click()
     expect(dialogs).toEqual([])
   })
 
