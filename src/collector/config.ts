@@ -170,8 +170,12 @@ export function resolveSourceWebhooks(input: unknown, index: number): ResolvedWe
 function resolveSettingsStore(input: unknown): SettingsStore {
   if (input === undefined) return memorySettings
   const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
-  if (typeof store.save !== 'function' || typeof store.durable !== 'boolean' || !['memory', 'file', 'queue'].includes(store.kind as string)) {
-    fail('settings', "a settings store { kind: 'memory' | 'file' | 'queue', durable, save }", input)
+  const optional = (f: unknown) => f === undefined || typeof f === 'function'
+  if (
+    typeof store.save !== 'function' || !optional(store.load) || !optional(store.watch) ||
+    typeof store.durable !== 'boolean' || !['memory', 'file', 'queue'].includes(store.kind as string)
+  ) {
+    fail('settings', "a settings store { kind: 'memory' | 'file' | 'queue', durable, save, load?, watch? }", input)
   }
   return store as SettingsStore
 }

@@ -19,7 +19,7 @@ import {
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
-import { createConsole } from './console/index.js'
+import { createConsole, createSourceSettings } from './console/index.js'
 import { createHandler } from './http/handler.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
@@ -114,7 +114,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     return { requests, rejected, metrics, lastReceivedAt, ...totals, ...queue.counts() }
   }
 
-  const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, config, sources, queue })
+  const settings = createSourceSettings({ config, sources, queue })
+  const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, settings, sources, queue })
   const ingest = createIngest({
     lookup: (key) => byKey.get(key) ?? (hooks.anyWriteKey ? sources[0] : undefined),
     queue,
@@ -134,6 +135,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   })
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
+    settings.close()
     log(`closing: ${stats().pending} deliveries pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
     log(drained ? 'closed: every delivery settled' : `closed: ${pending} deliveries still pending were cancelled`)

@@ -38,6 +38,7 @@ describe('createCollector config', () => {
     ['a negative drain timeout', { sources: [source], drainTimeout: -1 }, 'drainTimeout', /integer/],
     ['a settings store without save', { sources: [source], settings: { kind: 'file', durable: true } }, 'settings', /settings store/],
     ['a settings store of an unknown kind', { sources: [source], settings: { kind: 'disk', durable: true, save: async () => true } }, 'settings', /settings store/],
+    ['a settings store whose watch is not a function', { sources: [source], settings: { kind: 'queue', durable: true, save: async () => true, watch: 'redis' } }, 'settings', /load\?, watch\?/],
   ])('%s → ConfigError naming %s', (_, config, option, message) => {
     const error = configError(config)
     expect(error.option).toBe(option)

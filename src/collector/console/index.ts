@@ -16,15 +16,14 @@ import { SourceSettings } from './settings.js'
 export type { ConsoleContext } from './endpoints.js'
 export type { SettingsStore, SourceView } from './settings.js'
 
-export function createConsole(options: {
-  adminToken: string
-  config: ResolvedConfig
-  sources: SourceRuntime[]
-  queue: DeliveryQueue
-}): ConsoleContext {
+/**
+ * Each source's Webhooks settings, kept by `config.settings` and applied to the sources and the
+ * queue. Made for every collector (not only one with the console): a store shared by several
+ * processes brings its settings to each of them.
+ */
+export function createSourceSettings(options: { config: ResolvedConfig; sources: SourceRuntime[]; queue: DeliveryQueue }): SourceSettings {
   const { config, sources, queue } = options
-  const recorder = new ConsoleRecorder()
-  const settings = new SourceSettings(
+  return new SourceSettings(
     {
       sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
       build: (source, index) => createSourceRuntime(source, index, config).destination,
@@ -35,7 +34,18 @@ export function createConsole(options: {
       },
     },
     config.settings,
+    config.onError,
   )
+}
+
+export function createConsole(options: {
+  adminToken: string
+  settings: SourceSettings
+  sources: SourceRuntime[]
+  queue: DeliveryQueue
+}): ConsoleContext {
+  const { settings, sources, queue } = options
+  const recorder = new ConsoleRecorder()
   return {
     adminToken: options.adminToken,
     settings,

@@ -10,13 +10,21 @@ import type { WebhookDestination } from '../../webhooks/index.js'
 import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
 import { HttpProblem, notFound } from '../http/errors.js'
 
-/** Where settings changed in the console are kept. */
+/**
+ * Where settings changed in the console are kept. A store shared by several collector processes
+ * (the `queue` server's) also has `load` (what was saved before, applied at start over the
+ * config's) and `watch` (changes saved by another process, applied as they come).
+ */
 export interface SettingsStore {
   readonly kind: 'memory' | 'file' | 'queue'
   /** Whether saved settings survive a restart. */
   readonly durable: boolean
   /** Keeps one source's settings; resolves with whether they were kept durably. May throw. */
   save(source: string, webhooks: SourceWebhooksConfig): Promise<boolean>
+  /** The settings saved earlier, by source name. May throw (reported, the config's settings stay). */
+  load?(): Promise<Record<string, SourceWebhooksConfig>>
+  /** Calls `onChange` with each change another process saves; returns what stops watching. */
+  watch?(onChange: (source: string, webhooks: SourceWebhooksConfig) => void): () => void
 }
 
 /** The embedded default: settings live in this process only. */
@@ -48,9 +56,34 @@ export class SourceSettings {
   readonly #current: Array<SourceWebhooksConfig | undefined>
   #writes: Promise<unknown> = Promise.resolve()
 
-  constructor(host: SettingsHost, readonly store: SettingsStore) {
+  readonly #stopWatching: (() => void) | undefined
+
+  /** With a shared store, loads its settings (later changes wait for them) and watches it; `report` gets what fails there. */
+  constructor(host: SettingsHost, readonly store: SettingsStore, report: (error: unknown) => void = () => {}) {
     this.#host = host
     this.#current = host.sources.map((s) => s.webhooks)
+    const adopt = (name: string, webhooks: SourceWebhooksConfig) => {
+      try {
+        this.#adopt(name, webhooks)
+      } catch (error) {
+        report(error)
+      }
+    }
+    if (store.load) {
+      const load = store.load.bind(store)
+      this.#writes = load().then(
+        (saved) => Object.entries(saved).forEach(([name, webhooks]) => adopt(name, webhooks)),
+        (error: unknown) => report(new Error(`Could not load the saved console settings (${store.kind} store); the config's settings stay`, { cause: error })),
+      )
+    }
+    this.#stopWatching = store.watch?.((name, webhooks) => {
+      this.#writes = this.#writes.then(() => adopt(name, webhooks))
+    })
+  }
+
+  /** Stops watching the store. */
+  close(): void {
+    this.#stopWatching?.()
   }
 
   view(): SourceView[] {
@@ -85,18 +118,33 @@ export class SourceSettings {
     const webhooks: SourceWebhooksConfig = { ...current, ...change }
     if (sharedSecret === null) delete webhooks.sharedSecret
     else if (sharedSecret !== undefined) webhooks.sharedSecret = sharedSecret as string
-    const source = this.#host.sources[index]
     let destination: WebhookDestination | undefined
     try {
-      const resolved = resolveSourceWebhooks(webhooks, index)
-      destination = this.#host.build({ writeKey: source.writeKey, name: source.name, webhooks: resolved }, index)
+      destination = this.#build(index, webhooks)
     } catch (error) {
       throw isConfigError(error) ? invalid(error) : error
     }
-    const persisted = await this.store.save(source.name, webhooks)
+    const persisted = await this.store.save(this.#host.sources[index].name, webhooks)
+    this.#apply(index, webhooks, destination)
+    return { source: this.#view(index), persisted }
+  }
+
+  /** Applies settings saved elsewhere (the store's): checked as the config is; a `ConfigError` changes nothing. */
+  #adopt(name: string, webhooks: SourceWebhooksConfig): void {
+    const index = this.#host.sources.findIndex((s) => s.name === name)
+    if (index === -1) return // A source this process does not serve.
+    this.#apply(index, webhooks, this.#build(index, webhooks))
+  }
+
+  #build(index: number, webhooks: SourceWebhooksConfig): WebhookDestination | undefined {
+    const source = this.#host.sources[index]
+    const resolved = resolveSourceWebhooks(webhooks, index)
+    return this.#host.build({ writeKey: source.writeKey, name: source.name, webhooks: resolved }, index)
+  }
+
+  #apply(index: number, webhooks: SourceWebhooksConfig, destination: WebhookDestination | undefined): void {
     this.#current[index] = webhooks
     this.#host.apply(index, destination)
-    return { source: this.#view(index), persisted }
   }
 
   #view(index: number): SourceView {

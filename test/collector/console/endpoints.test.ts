@@ -1,7 +1,7 @@
 /** The console's page and admin endpoints, through `collector.fetch`. */
 import { afterEach, describe, expect, it } from 'vitest'
 import { CONSOLE_CSP } from '../../../src/collector/console/page.js'
-import { createCollector, isConfigError, type Collector, type CollectorConfig, type SettingsStore } from '../../../src/collector/index.js'
+import { createCollector, isConfigError, type Collector, type CollectorConfig, type SettingsStore, type SourceWebhooksConfig } from '../../../src/collector/index.js'
 import { KEY, post, recordingFetch, track, until } from '../helpers.js'
 
 const TOKEN = 'admin-token-for-tests'
@@ -173,6 +173,60 @@ describe('admin endpoints of the console', () => {
     fail = true
     expect((await collector.fetch(admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { urls: [{ url: 'https://c.test/in' }] } }))).status).toBe(500)
     expect((await json(collector, admin('/v1/admin/sources'))).body.sources[0].webhooks.urls).toEqual([{ url: 'https://b.test/in' }])
+  })
+
+  it('with a store shared by several collectors: loads its settings at start, and applies a change saved by another', async () => {
+    // The seam the queue server's store plugs into: one store object stands for the shared server.
+    const saved = new Map<string, SourceWebhooksConfig>([['app', { urls: [{ url: 'https://saved.test/in' }] }]])
+    const watchers = new Set<(source: string, webhooks: SourceWebhooksConfig) => void>()
+    const shared = (): SettingsStore => {
+      let mine: ((source: string, webhooks: SourceWebhooksConfig) => void) | undefined
+      return {
+        kind: 'queue',
+        durable: true,
+        async save(source, webhooks) {
+          saved.set(source, webhooks)
+          for (const watcher of watchers) if (watcher !== mine) watcher(source, webhooks)
+          return true
+        },
+        load: async () => Object.fromEntries(saved),
+        watch(onChange) {
+          watchers.add((mine = onChange))
+          return () => watchers.delete(onChange)
+        },
+      }
+    }
+    const errors: unknown[] = []
+    const a = consoleCollector({ settings: shared(), onError: (error) => errors.push(error) })
+    const b = consoleCollector({ settings: shared(), onError: (error) => errors.push(error) })
+    const urlsOf = async (collector: Collector) => (await json(collector, admin('/v1/admin/sources'))).body.sources[1].webhooks
+    await expect.poll(() => urlsOf(b.collector)).toMatchObject({ enabled: true, urls: [{ url: 'https://saved.test/in' }] })
+    expect((await json(b.collector, admin('/v1/admin/sources'))).body.settings).toEqual({ store: 'queue', durable: true })
+
+    const put = await json(a.collector, admin('/v1/admin/sources/app/webhooks', { method: 'PUT', body: { urls: [{ url: 'https://shared.test/in' }] } }))
+    expect(put).toMatchObject({ status: 200, body: { persisted: true } })
+    await expect.poll(() => urlsOf(b.collector)).toMatchObject({ urls: [{ url: 'https://shared.test/in' }] })
+    expect((await b.collector.fetch(post({ batch: [track()] }, { key: 'OTHER' }))).status).toBe(200)
+    await until(() => b.calls.length === 1, 'the delivery to the shared URL')
+    expect(b.calls[0].url).toBe('https://shared.test/in')
+
+    // A change another process saved that this one cannot use is reported, and changes nothing here.
+    for (const watcher of watchers) watcher('app', { urls: [{ url: 'ftp://bad.test' }] })
+    await until(() => errors.length === 2, 'both collectors reported it')
+    expect(errors.every((e) => isConfigError(e) && e.option === 'sources[1].webhooks.urls[0].url')).toBe(true)
+    expect((await urlsOf(b.collector)).urls).toEqual([{ url: 'https://shared.test/in' }])
+    await b.collector.close(0)
+    expect(watchers.size).toBe(1)
+  })
+
+  it('reports a shared store that cannot load, and keeps the config\'s settings', async () => {
+    const errors: unknown[] = []
+    const store: SettingsStore = { kind: 'queue', durable: true, save: async () => true, load: () => Promise.reject(new Error('ECONNREFUSED')) }
+    const { collector } = consoleCollector({ settings: store, onError: (error) => errors.push(error) })
+    await until(() => errors.length === 1, 'the load failure reported')
+    expect(String(errors[0])).toContain('Could not load the saved console settings (queue store)')
+    expect((errors[0] as Error).cause).toMatchObject({ message: 'ECONNREFUSED' })
+    expect((await json(collector, admin('/v1/admin/sources'))).body.sources[0].webhooks.urls).toEqual([{ url: 'https://hooks.test/in' }])
   })
 
   it('GET /v1/admin/messages: newest first, changes since a version, filters; retry only what failed', async () => {
