@@ -136,6 +136,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
     settings.close()
+    consoleContext?.streams.close()
     log(`closing: ${stats().pending} deliveries pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
     log(drained ? 'closed: every delivery settled' : `closed: ${pending} deliveries still pending were cancelled`)

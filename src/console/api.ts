@@ -22,48 +22,77 @@ export const setToken = (value: string) => {
   token = value
 }
 
-/** Calls `path` (relative to the collector's root) and returns its JSON; throws `ApiFailure`. */
-export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  let response: Response
-  try {
-    response = await fetch(`/${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(init.body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
-      cache: 'no-store',
-    })
-  } catch (error) {
+function request(path: string, init: { method?: string; body?: unknown }): Promise<Response> {
+  return fetch(`/${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(init.body !== undefined && { 'content-type': 'application/json' }),
+    },
+    ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+    cache: 'no-store',
+  }).catch((error: unknown) => {
     throw new ApiFailure({ status: 0, code: 'NETWORK', message: `The collector did not answer: ${(error as Error).message}` })
-  }
-  const text = await response.text()
+  })
+}
+
+async function failure(response: Response): Promise<ApiFailure> {
   let body: unknown
   try {
-    body = text === '' ? {} : JSON.parse(text)
+    body = JSON.parse(await response.text())
   } catch {
     body = {}
   }
-  if (!response.ok) {
-    const error = (body as { error?: Partial<ApiError> }).error ?? {}
-    throw new ApiFailure({
-      status: response.status,
-      code: error.code ?? 'HTTP',
-      message: error.message ?? `HTTP ${response.status}`,
-      ...(error.field !== undefined && { field: error.field }),
-    })
+  const error = (body as { error?: Partial<ApiError> }).error ?? {}
+  return new ApiFailure({
+    status: response.status,
+    code: error.code ?? 'HTTP',
+    message: error.message ?? `HTTP ${response.status}`,
+    ...(error.field !== undefined && { field: error.field }),
+  })
+}
+
+/** Calls `path` (relative to the collector's root) and returns its JSON; throws `ApiFailure`. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const response = await request(path, init)
+  if (!response.ok) throw await failure(response)
+  const text = await response.text()
+  return (text === '' ? {} : JSON.parse(text)) as T
+}
+
+/**
+ * Reads the event stream at `path` (Server-Sent Events, read with `fetch` so the token stays in
+ * the header), calling `onData` with each event's parsed `data`, until the stream ends (resolves)
+ * or fails (throws `ApiFailure`).
+ */
+export async function apiStream(path: string, onData: (data: unknown) => void): Promise<void> {
+  const response = await request(path, {})
+  if (!response.ok || response.body === null) throw await failure(response)
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffered = ''
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      buffered += chunk.value
+      const events = buffered.split('\n\n')
+      buffered = events.pop()!
+      for (const event of events) {
+        const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart())
+        if (data.length > 0) onData(JSON.parse(data.join('\n')))
+      }
+    }
+  } catch (error) {
+    throw error instanceof ApiFailure ? error : new ApiFailure({ status: 0, code: 'NETWORK', message: `The live view lost the collector: ${(error as Error).message}` })
   }
-  return body as T
 }
 
 // The shapes the admin endpoints answer: the collector's own types (type-only imports: no server
 // code reaches the browser bundle).
-import type { MessageRecord, MinuteCounts } from '../collector/console/recorder.js'
+import type { MinuteCounts } from '../collector/console/recorder.js'
 import type { SourceView } from '../collector/console/settings.js'
 
 export type { AttemptRecord, MessageRecord } from '../collector/console/recorder.js'
 export type { SourceView } from '../collector/console/settings.js'
+export type { MessagesAnswer } from '../collector/console/stream.js'
 export type { WebhookUrlConfig as UrlSetting } from '../collector/config.js'
 
 export interface SourcesAnswer {
@@ -71,10 +100,6 @@ export interface SourcesAnswer {
   sources: SourceView[]
 }
 
-export interface MessagesAnswer {
-  version: number
-  messages: MessageRecord[]
-}
 
 export interface ActivityAnswer {
   minutes: MinuteCounts[]

@@ -1,10 +1,10 @@
 /**
  * The live view (the debugger): messages as they arrive, newest first, filtered by type and
  * event name, each with its raw JSON on demand and its deliveries (each attempt's outcome per
- * URL, the next retry, the outcome); a failed delivery can be retried. It polls the collector
- * once a second for records changed since the last answer.
+ * URL, the next retry, the outcome); a failed delivery can be retried. It follows the
+ * collector's event stream of records changed since the last one it has.
  */
-import { api, ApiFailure, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
+import { api, ApiFailure, apiStream, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
 import { h, replace, uid } from './dom.js'
 
 const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias']
@@ -44,7 +44,6 @@ export function liveView(): { element: HTMLElement; start(): void } {
     try {
       await api(`v1/admin/messages/${encodeURIComponent(record.id)}/retry`, { method: 'POST' })
       problem.hidden = true
-      await poll()
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
       problem.textContent = error.problem.message
@@ -92,20 +91,29 @@ export function liveView(): { element: HTMLElement; start(): void } {
     replace(list, ...(shown.length > 0 ? shown.map(item) : [h('li', { class: 'muted' }, 'No messages yet.')]))
   }
 
-  async function poll(): Promise<void> {
-    try {
-      const answer = await api<MessagesAnswer>(`v1/admin/messages?since=${version}`)
-      for (const record of answer.messages) records.set(record.id, record)
-      // The collector keeps a bounded history: forget what it no longer has.
-      const ids = [...records.keys()].sort((a, b) => Number(a) - Number(b))
-      for (const id of ids.slice(0, Math.max(0, ids.length - 1000))) records.delete(id)
-      if (answer.messages.length > 0 || version === 0) render()
-      version = answer.version
-      problem.hidden = true
-    } catch (error) {
-      if (!(error instanceof ApiFailure)) throw error
-      problem.textContent = error.problem.message
-      problem.hidden = false
+  function receive(answer: MessagesAnswer): void {
+    // A lower version: the collector restarted, and what it had is gone.
+    if (answer.version < version) records.clear()
+    for (const record of answer.messages) records.set(record.id, record)
+    // The collector keeps a bounded history: forget what it no longer has.
+    const ids = [...records.keys()].sort((a, b) => Number(a) - Number(b))
+    for (const id of ids.slice(0, Math.max(0, ids.length - 1000))) records.delete(id)
+    if (answer.messages.length > 0 || version === 0) render()
+    version = answer.version
+    problem.hidden = true
+  }
+
+  /** Follows the collector's event stream; when it ends or fails, follows it again a second later. */
+  async function follow(): Promise<void> {
+    for (;;) {
+      try {
+        await apiStream(`v1/admin/messages/stream?since=${version}`, (data) => receive(data as MessagesAnswer))
+      } catch (error) {
+        if (!(error instanceof ApiFailure)) throw error
+        problem.textContent = error.problem.message
+        problem.hidden = false
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000))
     }
   }
 
@@ -122,8 +130,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
   return {
     element,
     start() {
-      void poll()
-      setInterval(() => void poll(), 1000)
+      void follow()
     },
   }
 }

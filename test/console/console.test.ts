@@ -1,11 +1,12 @@
 /**
  * The console in real Chromium (Debian's, through playwright-core), driven by role and label
- * against a real collector on a loopback port: a wrong token is refused; sign in; invalid
- * settings show the config's error next to the field and change nothing; two URLs with a header
- * and a secret, toggled on; events sent by a real `Client` appear live and are delivered signed
- * (the receiver verifies the signature); an event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a failing
- * URL shows its retries and is retried by hand; an audience sync and a deletion request. The run
- * leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
+ * against a real collector on a loopback port: a wrong token is refused (and the token is never
+ * in a URL); sign in; invalid settings show the config's error next to the field and change
+ * nothing; two URLs with a header and a secret, toggled on; events sent by a real `Client` appear
+ * live (one event stream) and are delivered signed (the receiver verifies the signature); an
+ * event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a
+ * failing URL shows its retries and is retried by hand; an audience sync and a deletion request.
+ * The run leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
  */
 import { copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -31,6 +32,7 @@ let flaky: TestServer
 let page: Page
 const dialogs: string[] = []
 const pageErrors: string[] = []
+const requested: Array<{ url: string; authorization: string | undefined }> = []
 
 beforeAll(async () => {
   good = await startReceiver({ status: 200 })
@@ -44,6 +46,7 @@ beforeAll(async () => {
     void dialog.dismiss()
   })
   page.on('pageerror', (error) => pageErrors.push(error.message))
+  page.on('request', (request) => requested.push({ url: request.url(), authorization: request.headers().authorization }))
   await page.goto(`${server.url}/console`)
 }, 120_000)
 
@@ -122,6 +125,11 @@ describe('the console', () => {
     })
     await message('track Signed Up').waitFor()
     await eventually(() => message('track Signed Up').textContent()).toContain('delivered')
+    // Live: one event stream, the token in its header (never in a URL), no polling.
+    const admin = requested.filter((r) => new URL(r.url).pathname.startsWith('/v1/admin/messages'))
+    expect(admin.map((r) => new URL(r.url).pathname)).toEqual(['/v1/admin/messages/stream'])
+    expect(admin[0].authorization).toBe(`Bearer ${TOKEN}`)
+    expect(requested.filter((r) => r.url.includes(TOKEN))).toEqual([])
     // Newest first.
     const names = await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').evaluateAll((items) => items.map((i) => i.getAttribute('aria-label')))
     expect(names).toEqual([`track ${XSS}`, 'track Signed Up', 'identify'])

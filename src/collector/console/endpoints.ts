@@ -5,6 +5,7 @@
  * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
  * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`
  * - `GET  /v1/admin/messages?since=&type=&event=&source=&limit=`  recent messages and deliveries
+ * - `GET  /v1/admin/messages/stream?since=&type=&event=&source=`  the same, as Server-Sent Events
  * - `GET  /v1/admin/messages/{id}`             one of them
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
@@ -13,13 +14,15 @@ import { requireBearer } from '../http/auth.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
-import type { ConsoleRecorder, MessageRecord } from './recorder.js'
+import type { ConsoleRecorder } from './recorder.js'
 import type { SourceSettings } from './settings.js'
+import type { MessagesAnswer, MessageStreams } from './stream.js'
 
 export interface ConsoleContext {
   adminToken: string
   settings: SourceSettings
   recorder: ConsoleRecorder
+  streams: MessageStreams
   /** Queues a failed message's delivery again; an `HttpProblem` (404, 409) says why it cannot. */
   retry(id: string): Promise<void>
 }
@@ -38,19 +41,18 @@ function integerParam(url: URL, name: string, fallback: number): number {
   return Number(text)
 }
 
-function messages(url: URL, recorder: ConsoleRecorder): { version: number; messages: MessageRecord[] } {
-  const since = integerParam(url, 'since', 0)
+/** Records changed after `since` (all of them when `since` is beyond this run's version: a cursor from before a restart). */
+function messages(url: URL, recorder: ConsoleRecorder, since: number): MessagesAnswer {
   const limit = integerParam(url, 'limit', 200)
   const type = url.searchParams.get('type')
   const event = url.searchParams.get('event')
   const source = url.searchParams.get('source')
   const version = recorder.version
-  const records = recorder.changedSince(since).filter(
+  const records = recorder.changedSince(since > version ? 0 : since).filter(
     (r) => (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source),
   )
   return { version, messages: records.slice(0, limit) }
 }
-
 
 export async function handleConsoleEndpoint(request: Request, path: string, context: ConsoleContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
@@ -73,7 +75,11 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   }
   if (path === '/v1/admin/messages') {
     only('GET', request, path)
-    return jsonResponse(200, messages(url, context.recorder))
+    return jsonResponse(200, messages(url, context.recorder, integerParam(url, 'since', 0)))
+  }
+  if (path === '/v1/admin/messages/stream') {
+    only('GET', request, path)
+    return context.streams.open((since) => messages(url, context.recorder, since), integerParam(url, 'since', 0))
   }
   if (path === '/v1/admin/activity') {
     only('GET', request, path)

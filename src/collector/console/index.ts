@@ -12,6 +12,7 @@ import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import { ConsoleRecorder } from './recorder.js'
 import { SourceSettings } from './settings.js'
+import { MessageStreams } from './stream.js'
 
 export type { ConsoleContext } from './endpoints.js'
 export type { SettingsStore, SourceView } from './settings.js'
@@ -46,10 +47,12 @@ export function createConsole(options: {
 }): ConsoleContext {
   const { settings, sources, queue } = options
   const recorder = new ConsoleRecorder()
+  const streams = new MessageStreams((listener) => recorder.subscribe(listener))
   return {
     adminToken: options.adminToken,
     settings,
     recorder,
+    streams,
     async retry(id) {
       const record = recorder.get(id)
       if (record === undefined) throw notFound(`/v1/admin/messages/${id}`)

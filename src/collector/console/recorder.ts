@@ -3,7 +3,7 @@
  * process accepted (the live view) and of their deliveries (every attempt's outcome per URL, the
  * next retry, the outcome), plus delivered / retrying / failed counts per minute for the last
  * hour. Each change bumps a version number, so a reader asks only for what changed since its
- * last look (`changedSince`).
+ * last look (`changedSince`), and is told when there is a change (`subscribe`).
  */
 import type { UrlResult, WebhookEventType } from '../../webhooks/index.js'
 import type { DeliveryTrace } from '../delivery/queue.js'
@@ -100,6 +100,7 @@ export class ConsoleRecorder {
   readonly #minutes = new Map<number, MinuteCounts>()
   readonly #limit: number
   readonly #now: () => number
+  readonly #listeners = new Set<() => void>()
   #sequence = 0
   #version = 0
 
@@ -110,6 +111,16 @@ export class ConsoleRecorder {
 
   get version(): number {
     return this.#version
+  }
+
+  /** Calls `listener` after each change (a new record or a record changed); returns what stops it. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener()
   }
 
   /**
@@ -134,6 +145,7 @@ export class ConsoleRecorder {
     }
     this.#entries.set(id, { record, body: 'body' in forward ? forward.body : undefined, offset: 0 })
     if (this.#entries.size > this.#limit) this.#entries.delete(this.#entries.keys().next().value!)
+    this.#changed()
     return this.#trace(id)
   }
 
@@ -188,6 +200,7 @@ export class ConsoleRecorder {
   #change(record: MessageRecord, update: () => void): void {
     update()
     record.version = ++this.#version
+    this.#changed()
   }
 
   #trace(id: string): DeliveryTrace {

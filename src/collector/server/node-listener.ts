@@ -1,7 +1,8 @@
 /**
  * A Node `(req, res)` request listener around a fetch-style handler: `IncomingMessage` becomes a
  * `Request` with a streaming body (`duplex: 'half'`, read with back-pressure), and the `Response`
- * is written back to the `ServerResponse` (buffered: the collector's answers are tiny). It uses
+ * is written back to the `ServerResponse` (buffered: the collector's answers are tiny; an event
+ * stream is written as it comes). It uses
  * only the objects Node hands it (no `node:` import), so it also plugs into an existing
  * `http.createServer`, Express or Fastify app.
  * An unexpected error is reported and answered 500; it never escapes to crash the process.
@@ -13,6 +14,8 @@ export type FetchHandler = (request: Request) => Promise<Response>
 export interface RequestListenerOptions {
   /** Called with every unexpected error. Default: `console.error`. */
   onError?: (error: unknown) => void
+  /** @internal The event streams open now, each with what ends it (`startServer` ends them on close). */
+  streams?: Set<() => void>
 }
 
 /** Methods the WHATWG `Request` refuses to represent. */
@@ -74,10 +77,32 @@ export function toRequest(req: IncomingMessage): Request {
   } as RequestInit)
 }
 
-/** Writes the answer. It is buffered: the collector's answers are a few bytes of JSON. */
-async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Streams a `text/event-stream` answer (the console's live view) chunk by chunk until it ends,
+ * the client goes away or `streams`' owner (the server, closing) ends it.
+ */
+async function streamResponse(body: ReadableStream<Uint8Array>, status: number, headers: Record<string, string>, res: ServerResponse, streams?: Set<() => void>): Promise<void> {
+  const reader = body.getReader()
+  const end = () => void reader.cancel().catch(() => {})
+  streams?.add(end)
+  res.once('close', end)
+  res.writeHead(status, headers)
+  res.flushHeaders()
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) res.write(chunk.value)
+  } finally {
+    streams?.delete(end)
+    res.end()
+  }
+}
+
+/** Writes the answer. It is buffered (the collector's answers are a few bytes of JSON), but for an event stream. */
+async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse, streams?: Set<() => void>): Promise<void> {
   const headers: Record<string, string> = {}
   response.headers.forEach((value, name) => (headers[name] = value))
+  if (response.body !== null && /^text\/event-stream/i.test(headers['content-type'] ?? '')) {
+    return streamResponse(response.body, response.status, headers, res, streams)
+  }
   // Answered before the body was read (refused): this connection carries no further request.
   if (!req.complete) headers.connection = 'close'
   // Text goes out as a string: Node then writes it in one go with the headers.
@@ -129,7 +154,7 @@ export function createRequestListener(
         return plainError(res, 400, 'BAD_REQUEST', `Malformed request: ${reason}`)
       }
       try {
-        await writeResponse(await handle(request), req, res)
+        await writeResponse(await handle(request), req, res, options.streams)
       } catch (error) {
         onError(error)
         if (!res.headersSent) plainError(res, 500, 'INTERNAL', 'Internal server error.')

@@ -64,6 +64,8 @@ export async function startServer(
 ): Promise<CollectorServer> {
   const http = (await import(/* @vite-ignore */ NODE_HTTP)) as typeof import('node:http')
   const host = options.host ?? '127.0.0.1'
+  // Event streams (the console's live view) never go idle: closing the server ends them.
+  const streams = new Set<() => void>()
   const server = http.createServer(
     {
       maxHeaderSize: options.maxHeaderSize ?? 16_384,
@@ -71,7 +73,7 @@ export async function startServer(
       headersTimeout: Math.min(options.requestTimeout ?? 30_000, 10_000),
       keepAliveTimeout: 5_000,
     },
-    createRequestListener(target, options.onError ? { onError: options.onError } : {}),
+    createRequestListener(target, { ...(options.onError && { onError: options.onError }), streams }),
   )
   server.on('clientError', answerClientError)
   await new Promise<void>((resolve, reject) => {
@@ -95,6 +97,7 @@ export async function startServer(
         clearTimeout(force)
         resolve()
       })
+      for (const end of [...streams]) end()
       server.closeIdleConnections()
     }))
 

@@ -175,6 +175,34 @@ describe('admin endpoints of the console', () => {
     expect((await json(collector, admin('/v1/admin/sources'))).body.sources[0].webhooks.urls).toEqual([{ url: 'https://b.test/in' }])
   })
 
+  it('GET /v1/admin/messages/stream: Server-Sent Events of the records that change, filtered; closing the collector ends it', async () => {
+    const { collector } = consoleCollector()
+    await collector.fetch(post({ batch: [track({ event: 'Before' })] }))
+    expect((await collector.fetch(admin('/v1/admin/messages/stream', { token: 'wrong' }))).status).toBe(401)
+    const response = await collector.fetch(admin('/v1/admin/messages/stream?since=0&type=track'))
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    const next = async () => {
+      const { value } = await reader.read()
+      const [, id, data] = /^event: messages\nid: (\d+)\ndata: (.+)\n\n$/.exec(value!)!
+      const answer = JSON.parse(data)
+      expect(answer.version).toBe(Number(id))
+      return answer as { version: number; messages: Array<{ type: string; name?: string; delivery: { outcome: string } }> }
+    }
+    const first = await next()
+    expect(first.messages.map((m) => m.name)).toEqual(['Before'])
+    const seen: string[] = []
+    await collector.fetch(post({ batch: [{ type: 'identify', userId: 'u1' }, track({ event: 'After', messageId: 'm-2' })] }))
+    while (!seen.includes('After delivered')) {
+      const answer = await next()
+      expect(answer.messages.length).toBeGreaterThan(0)
+      seen.push(...answer.messages.map((m) => `${m.name} ${m.delivery.outcome}`))
+    }
+    expect(seen.every((m) => !m.startsWith('undefined'))).toBe(true) // The identify is filtered out.
+    await collector.close(0)
+    expect(await reader.read()).toEqual({ done: true, value: undefined })
+  })
+
   it('with a store shared by several collectors: loads its settings at start, and applies a change saved by another', async () => {
     // The seam the queue server's store plugs into: one store object stands for the shared server.
     const saved = new Map<string, SourceWebhooksConfig>([['app', { urls: [{ url: 'https://saved.test/in' }] }]])

@@ -152,6 +152,39 @@ describe('server failure handling', () => {
     await expect(fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })).rejects.toThrow()
   })
 
+  it('writes an event stream as it comes, cancels it when the client goes, and close() ends it', async () => {
+    const cancelled: string[] = []
+    let push!: (text: string) => void
+    const server = await startServer(async (request) => {
+      const who = new URL(request.url).searchParams.get('who')!
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (text) => controller.enqueue(new TextEncoder().encode(text))
+          push(`data: hello ${who}\n\n`)
+        },
+        cancel: () => void cancelled.push(who),
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    }, { port: 0 })
+    const gone = new AbortController()
+    const first = await fetch(`${server.url}/?who=first`, { signal: gone.signal })
+    const firstReader = first.body!.pipeThrough(new TextDecoderStream()).getReader()
+    expect((await firstReader.read()).value).toBe('data: hello first\n\n')
+    gone.abort()
+    await expect.poll(() => cancelled).toEqual(['first'])
+
+    const second = await fetch(`${server.url}/?who=second`)
+    expect(second.headers.get('content-length')).toBeNull()
+    const reader = second.body!.pipeThrough(new TextDecoderStream()).getReader()
+    expect((await reader.read()).value).toBe('data: hello second\n\n')
+    push('data: more\n\n')
+    expect((await reader.read()).value).toBe('data: more\n\n')
+    // A minute's grace: only ending the stream lets close() resolve within the test's time.
+    await server.close(60_000)
+    expect(await reader.read()).toEqual({ done: true, value: undefined })
+    expect(cancelled).toEqual(['first', 'second'])
+  })
+
   it('refuses to start on a port in use', async () => {
     const first = await startServer(async () => new Response(''), { port: 0 })
     try {

@@ -1,0 +1,72 @@
+/**
+ * `GET /v1/admin/messages/stream`: the live view as Server-Sent Events. The console reads it with
+ * `fetch`, so the admin token stays in the `Authorization` header (an `EventSource` could only
+ * carry it in the URL). The first event holds what changed since `since`; then one event per
+ * burst of changes (gathered in a microtask), only while the reader keeps up: a slow reader gets
+ * one event with everything that changed once it reads again, never a growing backlog. Each event
+ * is `event: messages`, `id: <version>` and `data:` the answer `GET /v1/admin/messages` gives.
+ * Closing the collector ends every stream.
+ */
+import type { MessageRecord } from './recorder.js'
+
+export interface MessagesAnswer {
+  version: number
+  messages: MessageRecord[]
+}
+
+const encoder = new TextEncoder()
+
+const frame = (answer: MessagesAnswer) =>
+  encoder.encode(`event: messages\nid: ${answer.version}\ndata: ${JSON.stringify(answer)}\n\n`)
+
+export class MessageStreams {
+  readonly #ends = new Set<() => void>()
+
+  constructor(readonly subscribe: (listener: () => void) => () => void) {}
+
+  /** Streams `select(version)` from `since` on, after each change. */
+  open(select: (since: number) => MessagesAnswer, since: number): Response {
+    let version = since
+    let waiting = false
+    let controller!: ReadableStreamDefaultController<Uint8Array>
+    const send = (always: boolean) => {
+      waiting = false
+      const answer = select(version)
+      version = answer.version
+      if (always || answer.messages.length > 0) controller.enqueue(frame(answer))
+    }
+    const unsubscribe = this.subscribe(() => {
+      if (waiting) return
+      waiting = true
+      queueMicrotask(() => {
+        if (waiting && (controller.desiredSize ?? 0) > 0) send(false)
+      })
+    })
+    const stop = () => {
+      unsubscribe()
+      this.#ends.delete(end)
+    }
+    const end = () => {
+      stop()
+      controller.close()
+    }
+    this.#ends.add(end)
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c
+        send(true)
+      },
+      // The reader caught up: what changed meanwhile goes now.
+      pull: () => (waiting ? send(false) : undefined),
+      cancel: stop,
+    })
+    return new Response(body, {
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+    })
+  }
+
+  /** Ends every open stream. */
+  close(): void {
+    for (const end of [...this.#ends]) end()
+  }
+}
