@@ -70,6 +70,16 @@ async function send(build: (client: Client) => void): Promise<void> {
   await client.close()
 }
 
+/** The message `createCollector` gives for a source with these `webhooks`. */
+function configErrorOf(webhooks: { urls: Array<{ url: string }> }): string {
+  try {
+    createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks }] })
+  } catch (error) {
+    if (isConfigError(error)) return error.message
+  }
+  throw new Error('expected a ConfigError')
+}
+
 async function adminGet(path: string): Promise<unknown> {
   const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
   return response.json()
@@ -89,12 +99,7 @@ describe('the console', () => {
   })
 
   it('shows the config error of invalid settings next to the field, and changes nothing', async () => {
-    let expected = ''
-    try {
-      createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks: { urls: [{ url: 'ftp://example.com/hook' }] } }] })
-    } catch (error) {
-      if (isConfigError(error)) expected = error.message
-    }
+    const expected = configErrorOf({ urls: [{ url: 'ftp://example.com/hook' }] })
     expect(expected).toContain('sources[0].webhooks.urls[0].url')
     await source().getByRole('button', { name: 'Add URL' }).click()
     await source().getByLabel('URL 1', { exact: true }).fill('ftp://example.com/hook')
@@ -105,6 +110,22 @@ describe('the console', () => {
     const describedBy = await field.getAttribute('aria-describedby')
     expect(await page.locator(`#${describedBy}`).textContent()).toBe(expected)
     expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
+
+    // Six URLs: the config's error, next to the list of URLs.
+    const six = Array.from({ length: 6 }, (_, i) => ({ url: `https://hooks.test/${i}` }))
+    const tooMany = configErrorOf({ urls: six })
+    expect(tooMany).toContain('sources[0].webhooks.urls')
+    for (const [i, { url }] of six.entries()) {
+      if (i > 0) await source().getByRole('button', { name: 'Add URL' }).click()
+      await source().getByLabel(`URL ${i + 1}`, { exact: true }).fill(url)
+    }
+    await source().getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source().locator('.urls[aria-invalid="true"]').count()).toBe(1)
+    const listError = await source().locator('.urls').getAttribute('aria-describedby')
+    expect(await page.locator(`#${listError}`).textContent()).toBe(tooMany)
+    expect(await source().getByLabel('URL 1', { exact: true }).getAttribute('aria-invalid')).toBeNull()
+    expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
+    for (let i = 6; i > 1; i--) await source().getByRole('button', { name: `Remove URL ${i}` }).click()
   })
 
   it('saves two URLs with a header and a secret; events sent by a Client arrive live and are delivered signed', async () => {
