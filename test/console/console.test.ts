@@ -58,7 +58,7 @@ afterAll(async () => {
   await flaky?.close()
 })
 
-/** The console polls once a second, and the failing URL's retry waits its jittered backoff (under 1 s). */
+/** The failing URL's retry waits its Retry-After (2 s). */
 const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 const source = () => page.getByRole('region', { name: 'Source web' })
 const message = (name: string) => page.getByRole('listitem', { name })
@@ -197,9 +197,12 @@ describe('the console', () => {
     await source().getByRole('button', { name: 'Remove URL 1' }).click()
     await source().getByRole('button', { name: 'Save settings' }).click()
     await eventually(() => adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ webhooks: { urls: [{ url: flaky.url }] } }] })
-    flaky.replies.push({ status: 503, headers: { 'retry-after': '0' } }, { status: 400, body: 'no thanks' })
+    flaky.replies.push({ status: 503, headers: { 'retry-after': '2' } }, { status: 400, body: 'no thanks' })
     await send((client) => client.track({ userId: 'bob', event: 'Will Fail' }))
     const item = message('track Will Fail')
+    // While it waits (the receiver's Retry-After: 2 s), its next retry is shown.
+    await eventually(() => item.locator('.outcome').textContent()).toBe('retrying')
+    expect(await item.locator('.summary').textContent()).toMatch(/next retry \d/)
     await eventually(() => item.locator('.outcome').textContent()).toBe('failed')
     await item.getByRole('button', { name: 'Details of track Will Fail' }).click()
     const rows = page.getByRole('table', { name: 'Deliveries of track Will Fail' }).getByRole('row')
