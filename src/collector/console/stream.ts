@@ -28,9 +28,11 @@ export class MessageStreams {
   open(select: (since: number) => MessagesAnswer, since: number): Response {
     let version = since
     let waiting = false
+    let stopped = false
     let controller!: ReadableStreamDefaultController<Uint8Array>
     const send = (always: boolean) => {
       waiting = false
+      if (stopped) return
       const answer = select(version)
       version = answer.version
       if (always || answer.messages.length > 0) controller.enqueue(frame(answer))
@@ -43,6 +45,7 @@ export class MessageStreams {
       })
     })
     const stop = () => {
+      stopped = true
       unsubscribe()
       this.#ends.delete(end)
     }

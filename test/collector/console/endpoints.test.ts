@@ -181,10 +181,11 @@ describe('admin endpoints of the console', () => {
     expect((await collector.fetch(admin('/v1/admin/messages/stream', { token: 'wrong' }))).status).toBe(401)
     const response = await collector.fetch(admin('/v1/admin/messages/stream?since=0&type=track'))
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    // Read directly (a pipe would read ahead): each read is one event.
+    const reader = response.body!.getReader()
     const next = async () => {
       const { value } = await reader.read()
-      const [, id, data] = /^event: messages\nid: (\d+)\ndata: (.+)\n\n$/.exec(value!)!
+      const [, id, data] = /^event: messages\nid: (\d+)\ndata: (.+)\n\n$/.exec(new TextDecoder().decode(value))!
       const answer = JSON.parse(data)
       expect(answer.version).toBe(Number(id))
       return answer as { version: number; messages: Array<{ type: string; name?: string; delivery: { outcome: string } }> }
@@ -199,6 +200,13 @@ describe('admin endpoints of the console', () => {
       seen.push(...answer.messages.map((m) => `${m.name} ${m.delivery.outcome}`))
     }
     expect(seen.every((m) => !m.startsWith('undefined'))).toBe(true) // The identify is filtered out.
+
+    // A reader that does not keep up gets no backlog: what changed meanwhile comes in one event.
+    for (const event of ['One', 'Two', 'Three']) await collector.fetch(post({ batch: [track({ event, messageId: event })] }))
+    await until(() => collector.stats().pending === 0, 'deliveries settled')
+    const waited = [await next(), await next()]
+    expect(waited[0].messages.map((m) => m.name)).toEqual(['One'])
+    expect(waited[1].messages.map((m) => `${m.name} ${m.delivery.outcome}`)).toEqual(['Three delivered', 'Two delivered', 'One delivered'])
     await collector.close(0)
     expect(await reader.read()).toEqual({ done: true, value: undefined })
   })
