@@ -40,7 +40,7 @@ function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement,
   target.setAttribute('aria-describedby', error.id)
 }
 
-export function sourcePanel(source: SourceView, settings: SourcesAnswer['settings'], onSaved: (s: SourceView) => void): HTMLElement {
+export function sourcePanel(source: SourceView, settings: SourcesAnswer['settings']): HTMLElement {
   const rows: UrlRow[] = []
   const list = h('div', { class: 'urls' })
   const listError = fieldError()
@@ -113,7 +113,6 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
       removeSecret.checked = false
       secretShown.textContent = answer.source.webhooks.sharedSecret ?? 'not set'
       status.textContent = answer.persisted ? 'Saved.' : 'Saved (in memory only: lost on restart).'
-      onSaved(answer.source)
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
       place(error.problem.field, error.problem.message)
