@@ -21,6 +21,7 @@ const frame = (answer: MessagesAnswer) =>
 
 export class MessageStreams {
   readonly #ends = new Set<() => void>()
+  #closed = false
 
   constructor(readonly subscribe: (listener: () => void) => () => void) {}
 
@@ -55,9 +56,11 @@ export class MessageStreams {
     }
     this.#ends.add(end)
     const body = new ReadableStream<Uint8Array>({
-      start(c) {
+      start: (c) => {
         controller = c
         send(true)
+        // Opened after the collector closed: what there is, then the end.
+        if (this.#closed) end()
       },
       // The reader caught up: what changed meanwhile goes now.
       pull: () => (waiting ? send(false) : undefined),
@@ -70,6 +73,7 @@ export class MessageStreams {
 
   /** Ends every open stream. */
   close(): void {
+    this.#closed = true
     for (const end of [...this.#ends]) end()
   }
 }

@@ -209,6 +209,9 @@ describe('admin endpoints of the console', () => {
     expect(waited[1].messages.map((m) => `${m.name} ${m.delivery.outcome}`)).toEqual(['Three delivered', 'Two delivered', 'One delivered'])
     await collector.close(0)
     expect(await reader.read()).toEqual({ done: true, value: undefined })
+    const late = (await collector.fetch(admin('/v1/admin/messages/stream?since=0'))).body!.getReader()
+    expect((await late.read()).done).toBe(false)
+    expect(await late.read()).toEqual({ done: true, value: undefined })
   })
 
   it('with a store shared by several collectors: loads its settings at start, and applies a change saved by another', async () => {
