@@ -77,6 +77,18 @@ export function toRequest(req: IncomingMessage): Request {
   } as RequestInit)
 }
 
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}
+
 /**
  * Streams a `text/event-stream` answer (the console's live view) chunk by chunk until it ends,
  * the client goes away or `streams`' owner (the server, closing) ends it.
@@ -89,7 +101,10 @@ async function streamResponse(body: ReadableStream<Uint8Array>, status: number, 
   res.writeHead(status, headers)
   res.flushHeaders()
   try {
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) res.write(chunk.value)
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      // A client that does not keep up: read on once it drained, so its events wait upstream (gathered).
+      if (!res.write(chunk.value)) await drained(res)
+    }
   } finally {
     streams?.delete(end)
     res.end()

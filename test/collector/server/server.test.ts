@@ -1,7 +1,8 @@
+import { createServer, type ServerResponse } from 'node:http'
 import { connect } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCollector, startServer, type CollectorServer } from '../../../src/collector/index.js'
+import { createCollector, createRequestListener, startServer, type CollectorServer } from '../../../src/collector/index.js'
 import { KEY, basic, track } from '../helpers.js'
 
 /** Sends raw bytes on a fresh connection; resolves with the status of the answer (0: none). */
@@ -183,6 +184,36 @@ describe('server failure handling', () => {
     await server.close(60_000)
     expect(await reader.read()).toEqual({ done: true, value: undefined })
     expect(cancelled).toEqual(['first', 'second'])
+  })
+
+  it('reads an event stream on only once a client that fell behind has drained', async () => {
+    let pulls = 0
+    const body = () =>
+      new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(new TextEncoder().encode(`data: ${++pulls}\n\n`)) }, { highWaterMark: 0 })
+    const listener = createRequestListener(async () => new Response(body(), { headers: { 'content-type': 'text/event-stream' } }))
+    let res!: ServerResponse
+    const server = createServer((req, response) => {
+      res = response
+      // Every write reports a full buffer, as for a client that does not read.
+      const write = response.write.bind(response)
+      response.write = ((chunk: Uint8Array) => (write(chunk), false)) as typeof response.write
+      listener(req, response)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as { port: number }
+      const reader = (await fetch(`http://127.0.0.1:${port}/`)).body!.pipeThrough(new TextDecoderStream()).getReader()
+      expect((await reader.read()).value).toBe('data: 1\n\n')
+      for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve))
+      expect(pulls).toBe(1)
+      res.emit('drain')
+      expect((await reader.read()).value).toBe('data: 2\n\n')
+      for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve))
+      expect(pulls).toBe(2)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('refuses to start on a port in use', async () => {
