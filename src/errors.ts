@@ -82,16 +82,19 @@ export class ClientClosedError extends AnalyticsError {
 /** The server answered with a status that is not a success. */
 export class HttpError extends AnalyticsError {
   declare readonly status: number
-  /** The server's `Retry-After`, in ms, when it sent one. */
+  /** The server's `Retry-After`, in ms, as honoured (capped), when it sent one. */
   readonly retryAfterMs?: number
+  /** The server's own reason (its JSON `message`), at most 200 characters, when it gave one. */
+  readonly reason?: string
   constructor(
     status: number,
     message: string,
-    options: AnalyticsErrorOptions & { retryAfterMs?: number } = {},
+    options: AnalyticsErrorOptions & { retryAfterMs?: number; reason?: string } = {},
   ) {
     super('HTTP', message, { ...options, status })
     this.name = 'HttpError'
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
+    if (options.reason !== undefined) this.reason = options.reason
   }
 }
 
@@ -105,8 +108,9 @@ export class NetworkError extends AnalyticsError {
 
 /** One attempt took longer than its timeout. */
 export class TimeoutError extends AnalyticsError {
-  constructor(ms: number, options: AnalyticsErrorOptions = {}) {
-    super('TIMEOUT', `No answer within ${ms} ms.`, options)
+  constructor(ms: number, options: AnalyticsErrorOptions & { url?: string } = {}) {
+    const where = options.url === undefined ? '' : `Request to ${options.url} failed: ETIMEDOUT: `
+    super('TIMEOUT', `${where}${where ? 'n' : 'N'}o answer within ${ms} ms.`, options)
     this.name = 'TimeoutError'
   }
 }

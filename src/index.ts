@@ -4,7 +4,7 @@ export { DEFAULTS } from './client/options.js'
 export type { ClientOptions } from './client/options.js'
 export type {
   AliasMessage, CommonFields, GroupMessage, Identity, IdentifyMessage, Integrations, JsonObject,
-  LibraryInfo, MessageType, PageMessage, ScreenMessage, SentMessage, TrackMessage,
+  LibraryInfo, MessageType, PageMessage, Properties, PropertyValue, ScreenMessage, SentMessage, TrackMessage,
 } from './message/types.js'
 export {
   AbortedError, AnalyticsError, ClientClosedError, ConfigError, HttpError, MessageTooLargeError,

@@ -1,12 +1,16 @@
 /**
  * Runtime logging with the conventions of the `debug` package: a comma- or space-separated list
- * of names, `*` as a wildcard, `-name` to exclude. Our only name is `analytics`.
+ * of names, `*` as a wildcard, `-name` to exclude. Each part logs under its own namespace
+ * (`analytics:client`, `analytics:collector`, `analytics:webhooks`, `analytics:cli`); the bare
+ * parent name `analytics` stands for all of them, as `analytics:*` does.
  *
  * We do not depend on `debug` itself: its browser build costs ~3 KB gzipped of a 10 KB budget,
  * and the part we need (matching one name, writing one line) is this file.
  */
 
-export const LOG_NAMESPACE = 'analytics'
+import { isBrowserLike } from './platform/runtime.js'
+
+export type LogNamespace = 'analytics:client' | 'analytics:collector' | 'analytics:webhooks' | 'analytics:cli'
 
 export interface Logger {
   readonly enabled: boolean
@@ -21,7 +25,8 @@ export function debugEnables(setting: string | undefined, namespace: string): bo
     if (!raw) continue
     const exclude = raw.startsWith('-')
     const pattern = exclude ? raw.slice(1) : raw
-    if (!wildcardMatch(pattern, namespace)) continue
+    // A parent name without a wildcard (`analytics`) also names its children (`analytics:client`).
+    if (!wildcardMatch(pattern, namespace) && !(!pattern.includes('*') && namespace.startsWith(`${pattern}:`))) continue
     if (exclude) return false
     enabled = true
   }
@@ -38,8 +43,16 @@ function wildcardMatch(pattern: string, name: string): boolean {
 
 const noop = Object.assign(() => {}, { enabled: false }) as Logger
 
-/** A logger that writes `analytics <message>` lines to the console's error stream when enabled. */
-export function createLogger(enabled: boolean, sink: (line: string) => void = defaultSink): Logger {
+/** `1 message`, `2 messages`: a count in words that agree with it. */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`
+}
+
+/**
+ * A logger that writes `<namespace> <message> +<ms>ms` lines when enabled: to the console's error
+ * stream on servers (as `debug` does), at debug level (`console.debug`) in browsers and workers.
+ */
+export function createLogger(namespace: LogNamespace, enabled: boolean, sink: (line: string) => void = defaultSink): Logger {
   if (!enabled) return noop
   let last = 0
   const log = (message: string, ...details: unknown[]) => {
@@ -47,7 +60,7 @@ export function createLogger(enabled: boolean, sink: (line: string) => void = de
     const delta = last === 0 ? 0 : now - last
     last = now
     const extra = details.length > 0 ? ' ' + details.map(formatDetail).join(' ') : ''
-    sink(`${LOG_NAMESPACE} ${message}${extra} +${delta}ms`)
+    sink(`${namespace} ${message}${extra} +${delta}ms`)
   }
   return Object.assign(log, { enabled: true }) as Logger
 }
@@ -62,4 +75,5 @@ function formatDetail(value: unknown): string {
   }
 }
 
-const defaultSink = (line: string) => console.error(line)
+// Looked up per line, so a console replaced after the logger was made (tests, devtools) applies.
+const defaultSink = (line: string) => (isBrowserLike() ? console.debug(line) : console.error(line))

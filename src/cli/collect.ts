@@ -53,7 +53,7 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   const progress = startProgress({
     write: io.out,
     // Debug lines go to stderr; in-place rewriting would garble them.
-    inPlace: io.isTTY && !debugEnables(io.debug, 'analytics'),
+    inPlace: io.isTTY && !debugEnables(io.debug, 'analytics:collector'),
     intervalMs: args.progressInterval,
     stats: () => collector.stats(),
   })

@@ -5,7 +5,7 @@
 import { AnalyticsError, ClientClosedError, QueueFullError } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
-import { createLogger, type Logger } from '../logger.js'
+import { count, createLogger, type Logger } from '../logger.js'
 import type {
   AliasMessage, GroupMessage, IdentifyMessage, MessageInputs, MessageType, PageMessage, ScreenMessage,
   SentMessage, TrackMessage,
@@ -59,7 +59,7 @@ export class Client {
 
   constructor(writeKey: string, options?: ClientOptions) {
     this.#options = resolveOptions(writeKey, options)
-    this.#log = createLogger(this.#options.debug)
+    this.#log = createLogger('analytics:client', this.#options.debug)
     this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
     this.#events = new Emitter<ClientEvents>((error, event) =>
       console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
@@ -67,7 +67,7 @@ export class Client {
     this.#delivery = new Delivery(this.#options, this.#bodies, {
       delivered: (messages, status) => {
         this.#stats.delivered += messages.length
-        this.#log(`delivered ${messages.length} messages (${status})`)
+        this.#log(`delivered ${count(messages.length, 'message')} (${status})`)
         this.#events.emit('flush', { messages, status })
       },
       retrying: (messages, attempt, error) => {
@@ -190,7 +190,7 @@ export class Client {
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)
-    this.#log(`flushing ${queued.length} messages in ${batches.length} batches`)
+    this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
       // Only on page hide is there a keepalive budget to spend.
       const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Number.POSITIVE_INFINITY
@@ -235,8 +235,8 @@ export class Client {
   }
 
   #report(error: AnalyticsError): void {
-    this.#log(`failed: ${error.message} (${error.messages.length} messages)`)
+    this.#log(`failed: ${error.message} (${count(error.messages.length, 'message')})`)
     if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error)
-    else console.error(`isomorphic-analytics: ${error.messages.length} message(s) not delivered: ${error.message}`)
+    else console.error(`isomorphic-analytics: ${count(error.messages.length, 'message')} not delivered: ${error.message}`)
   }
 }

@@ -4,9 +4,10 @@
  * isolates the message(s) the server refuses while the rest is still delivered.
  */
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
-import type { Logger } from '../logger.js'
+import { count, type Logger } from '../logger.js'
 import type { SentMessage } from '../message/types.js'
 import { attemptRequest, discardBody, type AttemptRequest } from '../transport/attempt.js'
+import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { attemptsOf, retry } from '../transport/retry.js'
@@ -90,7 +91,7 @@ export class Delivery {
       this.#controllers.delete(controller)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
-        this.#log(`413 for ${batch.length} messages; splitting`)
+        this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
         const [left, right] = await Promise.all([
           this.send(batch.slice(0, half), keepalive),
           this.send(batch.slice(half), keepalive),
@@ -121,22 +122,20 @@ export class Delivery {
     const headers = compressed ? { ...this.#headers, 'Content-Encoding': 'gzip' } : this.#headers
     const body = compressed ?? json
     const messages = () => batch.map((m) => m.message)
-    this.#log(`sending ${batch.length} messages (${json.length} chars${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    this.#log(`sending ${count(batch.length, 'message')} to ${options.batchUrl} (${count(json.length, 'char')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     return retry(
       async () => {
         try {
           const response = await this.#attempt({
             url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
           })
-          const verdict = classifyStatus(response.status)
-          void discardBody(response)
-          if (verdict === 'success') {
+          if (classifyStatus(response.status) === 'success') {
+            void discardBody(response)
             this.#failureRun = 0
             return response.status
           }
-          throw new HttpError(response.status, `${options.batchUrl} answered ${response.status}.`, {
-            retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), MAX_RETRY_AFTER_MS),
-          })
+          const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), MAX_RETRY_AFTER_MS)
+          throw await httpFailure(options.batchUrl, response, retryAfterMs)
         } catch (error) {
           if (isRetryableError(error)) this.#failureRun++
           throw error
@@ -163,7 +162,7 @@ export class Delivery {
 
   #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {
     const attempts = attemptsOf(error)
-    if (attempts !== undefined) this.#log(`${batch.length} messages failed after ${attempts} attempt(s)`)
+    if (attempts !== undefined) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
     const reported = isAnalyticsError(error)
       ? error
       : new AnalyticsError('NETWORK', `Delivery failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })

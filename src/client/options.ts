@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js'
 import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import { defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
-import { debugEnables, LOG_NAMESPACE } from '../logger.js'
+import { debugEnables } from '../logger.js'
 
 export interface ClientOptions {
   /** Base URL; batches go to `${endpoint}/v1/batch`. */
@@ -124,7 +124,14 @@ function endpoint(value: unknown): string {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL, got ${describe(value)}.`)
   }
-  return (value as string).replace(/\/+$/, '')
+  const base = (value as string).replace(/\/+$/, '')
+  if (/\/v1\/batch$/i.test(url.pathname.replace(/\/+$/, ''))) {
+    throw new ConfigError(
+      'endpoint',
+      `Expected \`endpoint\` to be the collector's base URL: \`/v1/batch\` is added to it. Pass \`'${base.replace(/\/v1\/batch$/i, '')}'\` instead of \`'${value as string}'\`.`,
+    )
+  }
+  return base
 }
 
 export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): ResolvedOptions {
@@ -165,7 +172,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): Re
     integrations: object<Integrations>('integrations', input.integrations),
     fetch: fetch as FetchLike,
     gzip: boolean('gzip', input.gzip, DEFAULTS.gzip),
-    debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), LOG_NAMESPACE)),
+    debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), 'analytics:client')),
     maxConcurrentRequests: integer('maxConcurrentRequests', input.maxConcurrentRequests, 1, DEFAULTS.maxConcurrentRequests),
     minRetryDelay,
     maxRetryDelay,

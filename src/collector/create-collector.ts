@@ -85,7 +85,7 @@ export function createCollector(config: CollectorConfig): Collector {
 }
 
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
-  const log: Logger = createLogger(config.debug ?? debugEnables(readDebugSetting(), 'analytics'))
+  const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
   const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
   const tally = new Tally(sources.map((s) => s.name))
   const byKey = new Map<string, SourceRuntime>(sources.map((s) => [s.writeKey, s]))

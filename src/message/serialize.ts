@@ -1,6 +1,10 @@
 /**
  * Serialises a message once: the JSON string is what is sent, and its exact UTF-8 length decides
  * the per-message limit and how messages pack into batches.
+ *
+ * Two things plain `JSON.stringify` gets wrong are handled here, off the hot path: a `bigint` is
+ * written as its digits (a JSON number of any size; `JSON.stringify` throws on it), and a `Map` or
+ * `Set` (which JSON would silently turn into `{}`) is refused, naming the field.
  */
 import { MessageTooLargeError, ValidationError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, utf8Length } from '../limits.js'
@@ -15,19 +19,54 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
   try {
     json = JSON.stringify(message)
   } catch (error) {
-    throw unserialisable(message, error)
+    json = stringifyWithBigInts(message, error)
   }
+  // A Map or Set always comes out as `{}`: only then is the message walked to find one.
+  if (json.includes('{}')) refuseCollections(message, '')
   const bytes = utf8Length(json)
   if (bytes > limit) throw new MessageTooLargeError(bytes, limit)
   return { json, bytes }
 }
 
-/** Names the top-level field that cannot be serialised (circular reference, BigInt, …). */
+/** `JSON.stringify`, with each `bigint` written as its digits. Rethrows what has another cause. */
+function stringifyWithBigInts(message: Record<string, unknown>, firstError: unknown): string {
+  const marker = `\u0000bigint${Math.random().toString(36).slice(2)}:`
+  let sawBigInt = false
+  let json: string
+  try {
+    json = JSON.stringify(message, (_key, value: unknown) => {
+      if (typeof value !== 'bigint') return value
+      sawBigInt = true
+      return marker + value.toString()
+    })
+  } catch (error) {
+    throw unserialisable(message, error)
+  }
+  if (!sawBigInt) throw unserialisable(message, firstError)
+  const escaped = JSON.stringify(marker).slice(1, -1).replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')
+  return json.replace(new RegExp(`"${escaped}(-?\\d+)"`, 'g'), '$1')
+}
+
+function refuseCollections(value: unknown, path: string, seen = new Set<object>()): void {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return
+  if (value instanceof Map || value instanceof Set) {
+    const kind = value instanceof Map ? 'Map' : 'Set'
+    const instead = kind === 'Map' ? 'Object.fromEntries(map)' : '[...set]'
+    throw new ValidationError(path || 'message', `Cannot send \`${path}\`: it is a ${kind}, which JSON would turn into \`{}\`. Pass ${instead} instead.`)
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return
+  seen.add(value)
+  for (const [key, child] of Object.entries(value)) {
+    refuseCollections(child, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, seen)
+  }
+}
+
+/** Names the top-level field that cannot be serialised (circular reference, …). */
 function unserialisable(message: Record<string, unknown>, cause: unknown): ValidationError {
   let field = 'message'
   for (const key of Object.keys(message)) {
     try {
-      JSON.stringify(message[key])
+      JSON.stringify(message[key], (_k, v: unknown) => (typeof v === 'bigint' ? 0 : v))
     } catch {
       field = key
       break

@@ -2,6 +2,26 @@
 
 export type JsonObject = Record<string, unknown>
 
+/**
+ * What a property or trait may hold: JSON's values, plus `bigint` (sent as its digits, a JSON
+ * number of any size) and `Date` (sent as its ISO 8601 string). Not allowed: `Map` and `Set`
+ * (JSON would turn them into `{}`; pass `Object.fromEntries(map)` or `[...set]`), functions and
+ * symbols. `undefined` members are left out, as JSON does.
+ */
+export type PropertyValue =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | bigint
+  | Date
+  | readonly PropertyValue[]
+  | { readonly [key: string]: PropertyValue }
+
+/** `properties` of track, page and screen; `traits` of identify and group. */
+export type Properties = { [key: string]: PropertyValue }
+
 /** Destination flags: `All: false` turns every destination off unless named `true`. */
 export type Integrations = Record<string, boolean | JsonObject>
 
@@ -19,19 +39,19 @@ export type Identity =
   | { userId: string; anonymousId?: string }
   | { userId?: string; anonymousId: string }
 
-export type IdentifyMessage = CommonFields & Identity & { traits?: JsonObject }
-export type TrackMessage = CommonFields & Identity & { event: string; properties?: JsonObject }
+export type IdentifyMessage = CommonFields & Identity & { traits?: Properties }
+export type TrackMessage = CommonFields & Identity & { event: string; properties?: Properties }
 export type PageMessage = CommonFields &
   Identity & {
     name?: string
     category?: string
-    properties?: JsonObject
+    properties?: Properties
     /** Go v2's name for `properties` (v2 sent Page `Traits` as `properties`). */
-    traits?: JsonObject
+    traits?: Properties
   }
 export type ScreenMessage = CommonFields &
-  Identity & { name?: string; category?: string; properties?: JsonObject }
-export type GroupMessage = CommonFields & Identity & { groupId: string; traits?: JsonObject }
+  Identity & { name?: string; category?: string; properties?: Properties }
+export type GroupMessage = CommonFields & Identity & { groupId: string; traits?: Properties }
 export type AliasMessage = CommonFields & { userId: string; previousId: string; anonymousId?: string }
 
 export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias'
@@ -62,6 +82,6 @@ export type SentMessage<T extends MessageType = MessageType> = T extends Message
       messageId: string
       timestamp: string
       context: JsonObject & { library: LibraryInfo }
-      traits?: JsonObject
+      traits?: Properties
     }
   : never

@@ -10,9 +10,10 @@
  * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background
  * and are reported `pending`), or once all have answered.
  */
-import { HttpError, NetworkError, isAnalyticsError, type AnalyticsError } from '../errors.js'
+import { isAnalyticsError, type AnalyticsError } from '../errors.js'
 import type { FetchLike } from '../platform/runtime.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 
@@ -113,20 +114,17 @@ async function send(request: AttemptRequest, target: AttemptTarget, body: string
   const { url } = target
   try {
     const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout })
-    void discardBody(response)
     const { status } = response
-    if (classifyStatus(status) === 'success') return { status }
-    const redirect = status === 0 || (status >= 300 && status < 400)
+    if (classifyStatus(status) === 'success') {
+      void discardBody(response)
+      return { status }
+    }
     // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of
     // being cut short (the scheduler never sleeps past the window).
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
-    const message = redirect
-      ? `${url} answered with a redirect (${status}); redirects are not followed.`
-      : `${url} answered ${status}${response.statusText ? ` ${response.statusText}` : ''}.`
-    return { status, error: new HttpError(status, message, retryAfterMs === undefined ? {} : { retryAfterMs }) }
+    return { status, error: await httpFailure(url, response, retryAfterMs) }
   } catch (error) {
     if (isAnalyticsError(error)) return { error }
-    const reason = error instanceof Error ? error.message : String(error)
-    return { error: new NetworkError(`Request to ${url} failed: ${reason}`, { cause: error }) }
+    return { error: transportFailure(url, error) }
   }
 }

@@ -83,4 +83,15 @@ describe('the client against the collector (testing kit)', () => {
     expect(errors[0].messages.map((m) => (m as { messageId: string }).messageId)).toEqual(ids)
     expect(fake.messages).toEqual([])
   })
+
+  it("a wrong write key is reported with the collector's reason, not just its status", async () => {
+    const c = new Client('wrong-key', { endpoint: ENDPOINT, debug: false })
+    clients.push(c)
+    const errors: Array<Error & { status?: number }> = []
+    c.on('error', (e) => errors.push(e))
+    c.track({ userId: 'u', event: 'E' })
+    expect(await c.flush()).toEqual({ delivered: 0, failed: 1 })
+    expect(errors[0].status).toBe(401)
+    expect(errors[0].message).toBe(`${ENDPOINT}/v1/batch answered 401: Unknown write key.`)
+  })
 })

@@ -151,11 +151,21 @@ describe('messages that cannot be serialised', () => {
     expectValidation(client, 'identify', { userId: 'u', context }, 'context')
   })
 
-  it('a BigInt is a ValidationError naming the field', () => {
+  it('a Map or Set is a ValidationError naming the field (JSON would send `{}`)', () => {
     const client = createTestClient()
-    const error = expectValidation(client, 'identify', { userId: 'u', traits: { big: 10n } }, 'traits')
-    expect(error).not.toBeInstanceOf(TypeError)
-    expectValidation(client, 'track', trackInput(0, { properties: { nested: { deep: [1n] } } }), 'properties')
+    const map = expectValidation(client, 'track', trackInput(0, { properties: { plan: new Map([['a', 1]]) } as never }), 'properties.plan')
+    expect(map.message).toBe('Cannot send `properties.plan`: it is a Map, which JSON would turn into `{}`. Pass Object.fromEntries(map) instead.')
+    const set = expectValidation(client, 'identify', { userId: 'u', traits: { tags: [1, new Set(['x'])] } as never }, 'traits.tags[1]')
+    expect(set.message).toBe('Cannot send `traits.tags[1]`: it is a Set, which JSON would turn into `{}`. Pass [...set] instead.')
+    expect(client.stats().queued).toBe(0)
+  })
+
+  it('a bigint property is sent as its digits, a JSON number of any size', async () => {
+    const recorder = collector()
+    const client = createTestClient()
+    client.track(trackInput(0, { properties: { n: 10n, big: 123456789012345678901234567890n, list: [-1n], text: '10n' } }))
+    expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+    expect(recorder.requests[0].text).toContain('"properties":{"n":10,"big":123456789012345678901234567890,"list":[-1],"text":"10n"}')
   })
 })
 

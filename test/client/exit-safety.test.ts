@@ -129,7 +129,7 @@ describe('exit safety (real node, real loopback server)', () => {
       client.track({ event: 'Refused', userId: 'u' })
     `)
     expect(result.code).toBe(0)
-    expect(result.stderr).toContain('1 message(s) not delivered')
+    expect(result.stderr).toContain('1 message not delivered')
     expect(result.stderr).toContain('400')
   }, 15_000)
 })

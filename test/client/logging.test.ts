@@ -29,13 +29,15 @@ describe('debug: true', () => {
     client.track(trackInput(9))
     expect(await settle(client.flush())).toEqual({ delivered: 0, failed: 1 })
     const log = lines()
-    for (const line of log) expect(line.startsWith('analytics ')).toBe(true)
+    for (const line of log) expect(line.startsWith('analytics:client ')).toBe(true)
     expect(log.some((l) => l.includes('enqueued track') && l.includes(sent.messageId))).toBe(true)
-    expect(log.some((l) => l.includes('flushing 1 messages'))).toBe(true)
+    expect(log.some((l) => l.includes('flushing 1 message in 1 batch +'))).toBe(true)
     expect(log.some((l) => l.includes('attempt 1 failed') && l.includes('503') && l.includes('retrying'))).toBe(true)
-    expect(log.some((l) => l.includes('delivered 1 messages'))).toBe(true)
+    expect(log.some((l) => l.includes('delivered 1 message (200)'))).toBe(true)
     expect(log.some((l) => l.includes('failed:') && l.includes('400'))).toBe(true)
-    expect(log.some((l) => l.includes('1 messages failed after 1 attempt(s)'))).toBe(true)
+    expect(log.some((l) => l.includes(`sending 1 message to ${ENDPOINT}/v1/batch (`))).toBe(true)
+    expect(log.filter((l) => /\b1 (messages|batches|attempts)\b/.test(l))).toEqual([])
+    expect(log.some((l) => l.includes('1 message failed after 1 attempt +'))).toBe(true)
   })
 
   it('says how many attempts a batch took before it failed for good', async () => {
@@ -46,7 +48,7 @@ describe('debug: true', () => {
     client.on('error', () => {})
     client.track(trackInput(0))
     expect(await settle(client.flush())).toEqual({ delivered: 0, failed: 1 })
-    expect(lines().some((l) => l.includes('1 messages failed after 3 attempt(s)'))).toBe(true)
+    expect(lines().some((l) => l.includes('1 message failed after 3 attempts +'))).toBe(true)
   })
 })
 
@@ -75,6 +77,10 @@ describe('the DEBUG setting', () => {
     ['-analytics,*', false],
     ['other', false],
     ['analytics:extra', false],
+    ['analytics:*', true],
+    ['analytics:client', true],
+    ['analytics:collector', false],
+    ['analytics:*,-analytics:client', false],
     ['', false],
   ])('DEBUG=%j → logging %s', async (setting, enabled) => {
     vi.stubEnv('DEBUG', setting)
@@ -83,7 +89,7 @@ describe('the DEBUG setting', () => {
     const client = clientFromEnv()
     client.track(trackInput())
     await client.close()
-    expect(lines().some((l) => l.startsWith('analytics enqueued'))).toBe(enabled)
+    expect(lines().some((l) => l.startsWith('analytics:client enqueued'))).toBe(enabled)
   })
 
   it('debug: false overrides DEBUG=analytics, and debug: true overrides no DEBUG', async () => {
@@ -101,7 +107,7 @@ describe('the DEBUG setting', () => {
     const loud = clientFromEnv({ debug: true })
     loud.track(trackInput())
     await loud.close()
-    expect(lines().some((l) => l.startsWith('analytics enqueued'))).toBe(true)
+    expect(lines().some((l) => l.startsWith('analytics:client enqueued'))).toBe(true)
   })
 
   it('reads localStorage.debug where there is no DEBUG variable (browsers)', async () => {
@@ -112,6 +118,6 @@ describe('the DEBUG setting', () => {
     const client = clientFromEnv()
     client.track(trackInput())
     await client.close()
-    expect(lines().some((l) => l.startsWith('analytics enqueued'))).toBe(true)
+    expect(lines().some((l) => l.startsWith('analytics:client enqueued'))).toBe(true)
   })
 })

@@ -226,6 +226,16 @@ describe('endpoint', () => {
     expect(resolveOptions('key', { endpoint }).batchUrl).toBe(url)
   })
 
+  it.each([
+    ['https://collector.test/v1/batch', 'https://collector.test'],
+    ['http://127.0.0.1:8700/v1/batch/', 'http://127.0.0.1:8700'],
+    ['https://collector.test/base/v1/batch', 'https://collector.test/base'],
+  ])('refuses %s, which already ends in /v1/batch, saying what to pass', (endpoint, base) => {
+    expect(() => resolveOptions('key', { endpoint })).toThrow(
+      new ConfigError('endpoint', `Expected \`endpoint\` to be the collector's base URL: \`/v1/batch\` is added to it. Pass \`'${base}'\` instead of \`'${endpoint}'\`.`),
+    )
+  })
+
   it('tolerates a trailing slash on the wire', async () => {
     const wire = collector()
     const client = createTestClient({ endpoint: `${ENDPOINT}/` })

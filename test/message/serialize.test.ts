@@ -31,8 +31,24 @@ describe('serializeMessage', () => {
     expect(error.message).toContain('properties')
   })
 
-  it('turns a BigInt into a ValidationError', () => {
-    expect(() => serializeMessage({ traits: { n: 1n } })).toThrow(ValidationError)
+  it('writes a bigint as its digits: a JSON number of any size, never a string', () => {
+    const { json, bytes } = serializeMessage({ traits: { n: 1n, big: -123456789012345678901234567890n, list: [0n], s: '1n' } })
+    expect(json).toBe('{"traits":{"n":1,"big":-123456789012345678901234567890,"list":[0],"s":"1n"}}')
+    expect(bytes).toBe(json.length)
+  })
+
+  it('refuses a Map or a Set, naming the field', () => {
+    expect(() => serializeMessage({ properties: { m: new Map() } })).toThrow(
+      new ValidationError('properties.m', 'Cannot send `properties.m`: it is a Map, which JSON would turn into `{}`. Pass Object.fromEntries(map) instead.'),
+    )
+    expect(() => serializeMessage({ properties: { a: [{ s: new Set([1]) }] } })).toThrowError(/`properties\.a\[0\]\.s`: it is a Set/)
+    expect(serializeMessage({ properties: { empty: {}, text: '{}' } }).json).toBe('{"properties":{"empty":{},"text":"{}"}}')
+  })
+
+  it('a circular reference next to a bigint still names its field', () => {
+    const loop: Record<string, unknown> = { n: 1n }
+    loop.self = loop
+    expect(() => serializeMessage({ properties: loop })).toThrowError(/Cannot serialise `properties` to JSON/)
   })
 
   it('a throwing toJSON is a ValidationError too', () => {

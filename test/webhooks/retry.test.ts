@@ -39,7 +39,7 @@ describe('WebhookDestination retries', () => {
     const retried = next(destination, 'retry')
     await vi.advanceTimersByTimeAsync(1)
     const { error, delayMs } = await retried
-    expect(error).toMatchObject({ code: 'TIMEOUT', message: 'No answer within 5000 ms.' })
+    expect(error).toMatchObject({ code: 'TIMEOUT', message: `Request to ${a.url} failed: ETIMEDOUT: no answer within 5000 ms.` })
     await vi.advanceTimersByTimeAsync(delayMs)
     expect(await delivered).toMatchObject({ delivered: true, attempts: 2 })
   })
