@@ -9,9 +9,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
-import { Client } from '../dist/index.js'
-import { createCollector, startServer } from '../dist/collector.js'
-import { verifySignature } from '../dist/webhooks.js'
+import { Client } from 'isomorphic-analytics'
+import { createCollector, startServer } from 'isomorphic-analytics/collector'
+import { verifySignature } from 'isomorphic-analytics/webhooks'
 
 const OVERALL_TIMEOUT_MS = 20_000
 const secret = randomBytes(16).toString('hex')

@@ -1,7 +1,7 @@
 // Quick start: a real Client sends a handful of calls to a loopback receiver, which prints them.
-// Run with `npm start` (after `npm install`), or `node examples/quick-start.mjs` after `npm run build`.
+// Run with `npm run build && node examples/quick-start.mjs` (`npm start` runs examples/pipeline.mjs).
 import { createServer } from 'node:http'
-import { Client } from '../dist/index.js'
+import { Client } from 'isomorphic-analytics'
 
 const received = []
 const receiver = createServer((req, res) => {

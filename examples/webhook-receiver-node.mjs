@@ -4,7 +4,7 @@
 //   npm run build
 //   WEBHOOK_SECRET=<SHARED_SECRET> PORT=3000 node examples/webhook-receiver-node.mjs
 import { createServer } from 'node:http'
-import { verifySignature } from '../dist/webhooks.js'
+import { verifySignature } from 'isomorphic-analytics/webhooks'
 
 const secret = process.env.WEBHOOK_SECRET
 if (!secret) throw new Error('Set WEBHOOK_SECRET to the destination’s shared secret.')

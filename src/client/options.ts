@@ -125,11 +125,9 @@ function endpoint(value: unknown): string {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL, got ${describe(value)}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
-  if (/\/v1\/batch$/i.test(url.pathname.replace(/\/+$/, ''))) {
-    throw new ConfigError(
-      'endpoint',
-      `Expected \`endpoint\` to be the collector's base URL: \`/v1/batch\` is added to it. Pass \`'${base.replace(/\/v1\/batch$/i, '')}'\` instead of \`'${value as string}'\`.`,
-    )
+  const given = base.replace(/\/v1\/batch$/i, '')
+  if (given !== base) {
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be the base URL (\`/v1/batch\` is added): pass \`'${given}'\`, not \`'${value as string}'\`.`)
   }
   return base
 }

@@ -30,29 +30,25 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
 
 /** `JSON.stringify`, with each `bigint` written as its digits. Rethrows what has another cause. */
 function stringifyWithBigInts(message: Record<string, unknown>, firstError: unknown): string {
-  const marker = `\u0000bigint${Math.random().toString(36).slice(2)}:`
+  // A NUL-led marker with a random nonce, which JSON writes as `\u0000…`: no caller's string matches it.
+  const nonce = Math.random().toString(36).slice(2)
   let sawBigInt = false
   let json: string
   try {
-    json = JSON.stringify(message, (_key, value: unknown) => {
-      if (typeof value !== 'bigint') return value
-      sawBigInt = true
-      return marker + value.toString()
-    })
+    json = JSON.stringify(message, (_key, value: unknown) =>
+      typeof value === 'bigint' ? ((sawBigInt = true), `\u0000${nonce}${value}`) : value)
   } catch (error) {
     throw unserialisable(message, error)
   }
   if (!sawBigInt) throw unserialisable(message, firstError)
-  const escaped = JSON.stringify(marker).slice(1, -1).replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')
-  return json.replace(new RegExp(`"${escaped}(-?\\d+)"`, 'g'), '$1')
+  return json.replace(new RegExp(`"\\\\u0000${nonce}(-?\\d+)"`, 'g'), '$1')
 }
 
 function refuseCollections(value: unknown, path: string, seen = new Set<object>()): void {
   if (typeof value !== 'object' || value === null || seen.has(value)) return
   if (value instanceof Map || value instanceof Set) {
-    const kind = value instanceof Map ? 'Map' : 'Set'
-    const instead = kind === 'Map' ? 'Object.fromEntries(map)' : '[...set]'
-    throw new ValidationError(path || 'message', `Cannot send \`${path}\`: it is a ${kind}, which JSON would turn into \`{}\`. Pass ${instead} instead.`)
+    const [kind, instead] = value instanceof Map ? ['Map', 'Object.fromEntries(map)'] : ['Set', '[...set]']
+    throw new ValidationError(path, `Cannot send \`${path}\`: it is a ${kind}, which JSON would turn into \`{}\`. Pass ${instead} instead.`)
   }
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return
   seen.add(value)

@@ -147,13 +147,16 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 /**
  * The default fetch, looked up at call time (so a test interceptor or polyfill installed later
- * applies). `cross-fetch` is loaded only where the runtime has no `fetch`, through an import that
- * bundlers leave alone, so it is never part of a browser bundle.
+ * applies). `cross-fetch` is loaded only where the runtime has no `fetch`. Its specifier is a
+ * plain string, so bundlers see it; the package's `browser` field maps it to nothing, so a browser
+ * bundle never contains it (every browser the client supports has `fetch`).
  */
 export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
   if (typeof globalThis.fetch === 'function') return globalThis.fetch(input, init)
-  const specifier = 'cross-fetch'
-  const mod = (await import(/* @vite-ignore */ specifier)) as { default: FetchLike }
+  const mod = (await import('cross-fetch')) as { default?: FetchLike }
+  if (typeof mod.default !== 'function') {
+    throw new TypeError('No global `fetch` here: pass the `fetch` option.')
+  }
   return mod.default(input, init)
 }
 

@@ -6,42 +6,27 @@
  */
 import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
 
-/** TLS verification failures (Node's codes, as found on the fetch error's `cause`). */
-const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-])
+/**
+ * TLS verification failures: Node's codes (`DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`,
+ * `UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `ERR_TLS_CERT_ALTNAME_INVALID`, …).
+ */
+const isTlsCode = (code: string) => /CERT|^ERR_TLS_|SELF_SIGNED|^UNABLE_TO_(?:VERIFY|GET_ISSUER)/.test(code)
 
-const isTlsCode = (code: string) => TLS_CODES.has(code) || code.startsWith('ERR_TLS_')
-
-/** Other runtimes' names for the same system errors (undici, Bun), and what Deno writes. */
+/**
+ * Other names for the same system errors: undici's connect timeout, Bun's codes. (Deno gives no
+ * code, only words, e.g. "tcp connect error: Connection refused (os error 111)", which the message
+ * quotes as they are.)
+ */
 const ALIASES: Record<string, string> = {
   UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
   ConnectionRefused: 'ECONNREFUSED',
-  ConnectionReset: 'ECONNRESET',
-  ConnectionClosed: 'ECONNRESET',
-  Timeout: 'ETIMEDOUT',
 }
-const MESSAGE_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/connection refused/i, 'ECONNREFUSED'],
-  [/connection reset/i, 'ECONNRESET'],
-  [/failed to lookup address|dns error|name or service not known|nodename nor servname/i, 'ENOTFOUND'],
-  [/timed out/i, 'ETIMEDOUT'],
-  [/certificate/i, 'CERTIFICATE'],
-]
 
 /** Every error in the chain: `cause` links and the members of an `AggregateError`. */
 function chainOf(error: unknown): unknown[] {
   const chain: unknown[] = []
   const pending: unknown[] = [error]
-  while (pending.length > 0 && chain.length < 12) {
+  while (pending.length > 0) {
     const current = pending.shift()
     if (!current || typeof current !== 'object' || chain.includes(current)) continue
     chain.push(current)
@@ -54,22 +39,16 @@ function chainOf(error: unknown): unknown[] {
 
 /** The system error a failed request comes down to (`ECONNREFUSED`, …), when the chain names one. */
 export function systemErrorCode(error: unknown): string | undefined {
-  const chain = chainOf(error)
-  for (const link of chain) {
+  for (const link of chainOf(error)) {
     const code = (link as { code?: unknown }).code
     if (typeof code === 'string' && code !== '') return ALIASES[code] ?? code
-  }
-  for (const link of chain) {
-    const message = (link as { message?: unknown }).message
-    if (typeof message !== 'string') continue
-    for (const [pattern, code] of MESSAGE_PATTERNS) if (pattern.test(message)) return code
   }
   return undefined
 }
 
 export function isTlsFailure(error: unknown): boolean {
   const code = systemErrorCode(error)
-  return code !== undefined && (isTlsCode(code) || code === 'CERTIFICATE')
+  return code !== undefined && isTlsCode(code)
 }
 
 /** The innermost message of the chain: the most specific words the runtime gave. */
@@ -87,8 +66,8 @@ function innermostMessage(error: unknown): string {
 export function transportFailure(url: string, error: unknown): AnalyticsError {
   const code = systemErrorCode(error)
   const detail = innermostMessage(error)
-  if (code !== undefined && (isTlsCode(code) || code === 'CERTIFICATE')) {
-    return new TlsError(`TLS certificate refused for ${url} (${code === 'CERTIFICATE' ? detail : code}).`, { cause: error })
+  if (code !== undefined && isTlsCode(code)) {
+    return new TlsError(`TLS certificate refused for ${url} (${code}).`, { cause: error })
   }
   const named = code === undefined || detail.includes(code) ? detail : `${code}: ${detail}`
   return new NetworkError(`Request to ${url} failed: ${named}`, { cause: error })
@@ -100,55 +79,35 @@ export const MAX_REASON_CHARS = 200
 const MAX_REASON_BYTES = 16_384
 
 /**
- * The server's reason for a refusal: the `message` of a JSON body (also `error.message`, as the
- * collector sends it, or a string `error`), else a short plain-text body; at most 200 characters.
- * Consumes the body; never throws.
+ * The server's reason for a refusal: the `message` of its JSON body (or `error.message`, as the
+ * collector sends it), on one line, at most 200 characters. Consumes the body; never throws.
  */
 export async function readReason(response: Response): Promise<string | undefined> {
-  let text: string
   try {
-    text = await readCapped(response)
+    const text = await readCapped(response)
+    if (!response.headers.get('content-type')?.includes('json')) return undefined
+    const body = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } }
+    const reason = body.message ?? body.error?.message
+    const oneLine = typeof reason === 'string' ? reason.replace(/\s+/g, ' ').trim() : ''
+    if (oneLine) return oneLine.length > MAX_REASON_CHARS ? `${oneLine.slice(0, MAX_REASON_CHARS - 1)}…` : oneLine
   } catch {
-    return undefined
+    // No reason to quote: the status alone says what happened.
   }
-  const type = response.headers.get('content-type') ?? ''
-  let reason: unknown
-  if (type.includes('json') || /^\s*\{/.test(text)) {
-    try {
-      const body = JSON.parse(text) as { message?: unknown; error?: unknown }
-      const nested = body.error as { message?: unknown } | undefined
-      reason = typeof body.message === 'string' ? body.message : typeof body.error === 'string' ? body.error : nested?.message
-    } catch {
-      reason = undefined
-    }
-  } else if (type.startsWith('text/plain')) {
-    reason = text
-  }
-  if (typeof reason !== 'string') return undefined
-  const oneLine = reason.replace(/\s+/g, ' ').trim()
-  if (oneLine === '') return undefined
-  return oneLine.length > MAX_REASON_CHARS ? `${oneLine.slice(0, MAX_REASON_CHARS - 1)}…` : oneLine
+  return undefined
 }
 
+/** The body's first 16 KB as text (a refusal's reason is short; the rest is not read). */
 async function readCapped(response: Response): Promise<string> {
-  if (!response.body) return ''
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  while (size < MAX_REASON_BYTES) {
+  const reader = response.body?.getReader()
+  let text = ''
+  const decoder = new TextDecoder()
+  while (reader && text.length < MAX_REASON_BYTES) {
     const { done, value } = await reader.read()
-    if (done) break
-    chunks.push(value)
-    size += value.byteLength
+    if (done) return text + decoder.decode()
+    text += decoder.decode(value, { stream: true })
   }
-  void reader.cancel().catch(() => {})
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return new TextDecoder().decode(bytes.subarray(0, MAX_REASON_BYTES))
+  void reader?.cancel().catch(() => {})
+  return text
 }
 
 /**
@@ -163,7 +122,5 @@ export async function httpFailure(url: string, response: Response, retryAfterMs:
   }
   const reason = await readReason(response)
   const waited = retryAfterMs === undefined ? '' : ` (Retry-After: ${retryAfterMs} ms)`
-  const text = reason ?? response.statusText
-  const message = `${url} answered ${status}${waited}${text ? `: ${text}` : ''}${/[.!?…]$/.test(text) ? '' : '.'}`
-  return new HttpError(status, message, { retryAfterMs, reason })
+  return new HttpError(status, `${url} answered ${status}${waited}${reason ? `: ${reason}` : '.'}`, { retryAfterMs, reason })
 }

@@ -232,7 +232,7 @@ describe('endpoint', () => {
     ['https://collector.test/base/v1/batch', 'https://collector.test/base'],
   ])('refuses %s, which already ends in /v1/batch, saying what to pass', (endpoint, base) => {
     expect(() => resolveOptions('key', { endpoint })).toThrow(
-      new ConfigError('endpoint', `Expected \`endpoint\` to be the collector's base URL: \`/v1/batch\` is added to it. Pass \`'${base}'\` instead of \`'${endpoint}'\`.`),
+      new ConfigError('endpoint', `Expected \`endpoint\` to be the base URL (\`/v1/batch\` is added): pass \`'${base}'\`, not \`'${endpoint}'\`.`),
     )
   })
 

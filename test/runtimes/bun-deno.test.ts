@@ -53,8 +53,8 @@ describe('Bun', () => {
     const bun = requireBinary('bun')
     const result = await run(bun, ['by-name.mjs', sink.url, 'flush', 'bun-debug'], { cwd: scratch.dir, env: { DEBUG: 'analytics' }, timeoutMs: 30_000 })
     await expectDelivered(result, 'bun-debug', 'flush')
-    expect(result.stderr).toMatch(/^analytics enqueued track /m)
-    expect(result.stderr).toMatch(/^analytics delivered 3 messages \(200\)/m)
+    expect(result.stderr).toMatch(/^analytics:client enqueued track /m)
+    expect(result.stderr).toMatch(/^analytics:client delivered 3 messages \(200\)/m)
   }, 60_000)
 })
 
@@ -80,7 +80,7 @@ describe('Deno', () => {
     const deno = requireBinary('deno')
     const result = await run(deno, [...base, '--allow-env', 'by-name.mjs', sink.url, 'flush', 'deno-debug'], { cwd: scratch.dir, env: { DEBUG: 'analytics' }, timeoutMs: 30_000 })
     await expectDelivered(result, 'deno-debug', 'flush')
-    expect(result.stderr).toMatch(/^analytics enqueued track /m)
+    expect(result.stderr).toMatch(/^analytics:client enqueued track /m)
   }, 60_000)
 
   it('never shows the interactive env permission prompt without --allow-env (pseudo-terminal)', async () => {
@@ -92,6 +92,6 @@ describe('Deno', () => {
     expect(result.stdout).not.toContain('Deno requests')
     await expectDelivered(result, 'deno-tty', 'flush')
     // DEBUG is set, but unreadable without permission: logging stays off.
-    expect(result.stdout).not.toMatch(/^analytics /m)
+    expect(result.stdout).not.toMatch(/^analytics:client /m)
   }, 60_000)
 })

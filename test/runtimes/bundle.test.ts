@@ -2,7 +2,8 @@
  * The isomorphic entries bundle for the browser with nothing Node-shaped reachable: esbuild with
  * `platform: 'browser'` refuses to resolve `node:*` and bare Node builtins (`fs`, `http`, ...), so a
  * successful bundle proves none is reachable; the metafile is also checked for builtins, and for
- * `cross-fetch`/`node-fetch` (only loaded where a runtime has no global fetch, never bundled).
+ * `cross-fetch`/`node-fetch` (only loaded where a runtime has no global fetch; the package's
+ * `browser` field maps it to nothing, so it is never bundled for a browser).
  */
 import { builtinModules } from 'node:module'
 import { join } from 'node:path'
@@ -27,8 +28,9 @@ async function bundleForBrowser(contents: string, conditions: string[] = []): Pr
   return { metafile: result.metafile, code: result.outputFiles[0].text, warnings: result.warnings.map((w) => w.text) }
 }
 
+/** What the bundle contains: `(disabled):` inputs are the package's `browser` map at work (empty). */
 function reachable(metafile: Metafile): { inputs: string[]; imports: string[] } {
-  const inputs = Object.keys(metafile.inputs)
+  const inputs = Object.keys(metafile.inputs).filter((p) => !p.startsWith('(disabled):'))
   const imports = Object.values(metafile.inputs).flatMap((i) => i.imports.map((imp) => imp.path))
   return { inputs, imports }
 }

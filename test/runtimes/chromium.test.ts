@@ -28,7 +28,7 @@ afterAll(async () => {
 async function open(path: string, initScripts: string[] = []): Promise<{ page: Page; console: string[] }> {
   const page = await browser.context.newPage()
   const console: string[] = []
-  page.on('console', (m) => console.push(m.text()))
+  page.on('console', (m) => console.push(m.type() === 'debug' ? m.text() : `[${m.type()}] ${m.text()}`))
   page.on('pageerror', (e) => console.push(`pageerror: ${e.message}`))
   for (const script of [MARK_KEEPALIVE, ...initScripts]) await page.addInitScript(script)
   await page.goto(`${pages.url}${path}`)
@@ -111,17 +111,18 @@ describe('Chromium page', () => {
     await page.close()
   }, 60_000)
 
-  it("localStorage.debug = 'analytics' turns on logging; without it the console stays quiet", async () => {
+  it("localStorage.debug = 'analytics' turns on logging at debug level; without it the console stays quiet", async () => {
     const quiet = await open('/esm.html', ["localStorage.removeItem('debug')"])
     await trackAndFlush(quiet.page, 'quiet', 1)
-    expect(quiet.console.filter((line) => line.startsWith('analytics '))).toEqual([])
+    expect(quiet.console.filter((line) => line.includes('analytics:client '))).toEqual([])
     await quiet.page.close()
 
     const loud = await open('/esm.html', ["localStorage.setItem('debug', 'analytics')"])
     const { ids } = await trackAndFlush(loud.page, 'debug', 1)
     await loud.page.evaluate(() => localStorage.removeItem('debug'))
-    expect(loud.console.some((line) => line.startsWith(`analytics enqueued track ${ids[0]}`)), loud.console.join('\n')).toBe(true)
-    expect(loud.console.some((line) => line.startsWith('analytics delivered 1 messages (200)'))).toBe(true)
+    // Unprefixed lines are console.debug ones (not red in DevTools).
+    expect(loud.console.some((line) => line.startsWith(`analytics:client enqueued track ${ids[0]}`)), loud.console.join('\n')).toBe(true)
+    expect(loud.console.some((line) => line.startsWith('analytics:client delivered 1 message (200)'))).toBe(true)
     await loud.page.close()
   }, 60_000)
 

@@ -17,6 +17,9 @@ export async function bundleWebhooks(): Promise<{ dir: string; file: string }> {
     bundle: true,
     format: 'esm',
     platform: 'neutral',
+    // As in the published build: dependencies stay imports (cross-fetch is loaded only where a
+    // runtime has no fetch).
+    external: ['cross-fetch'],
     mainFields: ['module', 'main'],
     target: 'es2022',
     define: { __VERSION__: '"0.0.0-test"' },

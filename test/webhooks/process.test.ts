@@ -78,9 +78,9 @@ void destination.deliver({ type: 'track', event: 'x' }) // not awaited
 
   it('examples/webhook-receiver-node.mjs accepts a signed delivery and refuses a forged one', async () => {
     const example = readFileSync(new URL('../../examples/webhook-receiver-node.mjs', import.meta.url), 'utf8')
-    expect(example).toContain("from '../dist/webhooks.js'")
+    expect(example).toContain("from 'isomorphic-analytics/webhooks'")
     const script = join(bundle.dir, 'receiver.mjs')
-    writeFileSync(script, example.replace("'../dist/webhooks.js'", JSON.stringify(pathToFileURL(bundle.file).href)))
+    writeFileSync(script, example.replace("'isomorphic-analytics/webhooks'", JSON.stringify(pathToFileURL(bundle.file).href)))
     const child = run(script, { PORT: '0', WEBHOOK_SECRET: 'example-secret' })
     try {
       const [, url] = await child.line(/Listening on (http:\/\/\S+)/)

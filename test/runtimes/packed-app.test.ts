@@ -1,0 +1,123 @@
+/**
+ * A user's first hour, from the packed tarball: a browser app that imports the client and the
+ * webhooks entry builds with webpack 5, Vite and esbuild with no warning and no Node built-in
+ * requested; and a TypeScript project that imports every entry type-checks under node16 (ESM and
+ * CommonJS), nodenext, bundler, node10 and a workers-style config (`lib: ["es2022", "dom"]`,
+ * `types: []`: no Node types). `skipLibCheck` is off, so our declaration files are checked too.
+ */
+import { createRequire } from 'node:module'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installPacked, requireBuild, ROOT, run, scratchDir } from './support/runtimes.js'
+
+let scratch: ReturnType<typeof scratchDir>
+
+/** What a browser app does: the client and the webhooks helpers, nothing else. */
+const BROWSER_APP = `import { Client } from 'isomorphic-analytics'
+import { verifySignature } from 'isomorphic-analytics/webhooks'
+
+const client = new Client('YOUR_WRITE_KEY', { endpoint: 'https://collector.example.com' })
+client.track({ anonymousId: 'a-1', event: 'Page Loaded', properties: { n: 10n } })
+export { client, verifySignature }
+`
+
+/** Uses each entry the way its README section does, with the types users write. */
+const CONSUMER = `import { Client, isHttpError, type Properties } from 'isomorphic-analytics'
+import { WebhookDestination, verifySignature } from 'isomorphic-analytics/webhooks'
+import { createCollector, type Collector } from 'isomorphic-analytics/collector'
+
+const properties: Properties = { total: 42.5, big: 10n, at: new Date(0), tags: ['a'], nested: { ok: true } }
+const client = new Client('YOUR_WRITE_KEY', { endpoint: 'https://collector.example.com' })
+client.track({ userId: 'u', event: 'Order Completed', properties })
+client.on('error', (error) => { if (isHttpError(error)) console.log(error.status) })
+const collector: Collector = createCollector({ sources: [{ name: 'web', writeKey: 'k' }] })
+const handler: (request: Request) => Promise<Response> = collector.fetch
+export { client, handler, WebhookDestination, verifySignature }
+`
+
+/** The testing entry adds msw, whose types need the DOM lib. */
+const TESTING_CONSUMER = `import { createFakeCollector } from 'isomorphic-analytics/testing'
+const fake = createFakeCollector({ writeKey: 'k' })
+export const handlers = fake.handlers
+`
+
+/** Each config: compiler options, and which consumer files it checks (the extension picks ESM or CJS). */
+const TS_CONFIGS: Record<string, { options: Record<string, unknown>; files: string[] }> = {
+  'node16-esm': { options: { module: 'node16', moduleResolution: 'node16', types: ['node'] }, files: ['consumer.mts', 'testing.mts'] },
+  'node16-cjs': { options: { module: 'node16', moduleResolution: 'node16', types: ['node'] }, files: ['consumer.cts', 'testing.cts'] },
+  nodenext: { options: { module: 'nodenext', moduleResolution: 'nodenext', types: ['node'] }, files: ['consumer.mts', 'testing.cts'] },
+  bundler: { options: { module: 'esnext', moduleResolution: 'bundler', types: ['node'] }, files: ['consumer.ts', 'testing.ts'] },
+  node10: { options: { module: 'commonjs', moduleResolution: 'node10', types: ['node'] }, files: ['consumer.ts', 'testing.ts'] },
+  // A Cloudflare-style worker: web globals only, no Node types at all.
+  workers: { options: { module: 'esnext', moduleResolution: 'bundler', types: [] }, files: ['consumer.ts', 'testing.ts'] },
+}
+
+beforeAll(() => {
+  requireBuild('index.js', 'webhooks.js', 'collector.d.ts', 'testing.d.ts')
+  scratch = scratchDir('packed-app')
+  installPacked(scratch.dir)
+  writeFileSync(join(scratch.dir, 'package.json'), '{ "name": "first-hour-app", "private": true }\n')
+  mkdirSync(join(scratch.dir, 'src'))
+  writeFileSync(join(scratch.dir, 'src/main.js'), BROWSER_APP)
+  for (const ext of ['ts', 'mts', 'cts']) {
+    writeFileSync(join(scratch.dir, `consumer.${ext}`), CONSUMER)
+    writeFileSync(join(scratch.dir, `testing.${ext}`), TESTING_CONSUMER)
+  }
+  for (const [name, { options, files }] of Object.entries(TS_CONFIGS)) {
+    const compilerOptions = { target: 'es2022', lib: ['es2022', 'dom'], strict: true, noEmit: true, skipLibCheck: false, ...options }
+    writeFileSync(join(scratch.dir, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions, files }, null, 2))
+  }
+}, 120_000)
+
+afterAll(() => scratch?.remove())
+
+const requireFromRoot = createRequire(join(ROOT, 'package.json'))
+
+describe('a browser app built from the packed package', () => {
+  it('webpack 5 (target web, production): no warning, no error, no Node built-in', async () => {
+    const webpack = requireFromRoot('webpack') as typeof import('webpack')
+    const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
+      webpack({ mode: 'production', target: 'web', context: scratch.dir, entry: './src/main.js', output: { path: join(scratch.dir, 'out-webpack') } }, (error, result) =>
+        error ? reject(error) : resolve(result!)),
+    )
+    const info = stats.toJson({ all: false, warnings: true, errors: true, modules: true })
+    expect(info.errors?.map((e) => e.message)).toEqual([])
+    expect(info.warnings?.map((w) => w.message)).toEqual([])
+    expect((info.modules ?? []).map((m) => m.name ?? '').filter((name) => /node:|cross-fetch\/dist\/node|node-fetch/.test(name))).toEqual([])
+  }, 60_000)
+
+  it('Vite: no warning (a Node built-in would be "externalized for browser compatibility")', async () => {
+    const { build } = await import('vite')
+    const warnings: string[] = []
+    const note = (message: string) => void warnings.push(message)
+    await build({
+      root: scratch.dir,
+      configFile: false,
+      logLevel: 'warn',
+      customLogger: { info() {}, warn: note, warnOnce: note, error: note, clearScreen() {}, hasErrorLogged: () => false, hasWarned: false },
+      build: { outDir: join(scratch.dir, 'out-vite'), rollupOptions: { input: join(scratch.dir, 'src/main.js'), onwarn: (warning) => note(warning.message) } },
+    })
+    expect(warnings).toEqual([])
+  }, 60_000)
+
+  it('esbuild (--platform=browser): no warning, no Node built-in, no cross-fetch', async () => {
+    const { build } = await import('esbuild')
+    const result = await build({ entryPoints: [join(scratch.dir, 'src/main.js')], bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, metafile: true, logLevel: 'silent' })
+    expect(result.warnings.map((w) => w.text)).toEqual([])
+    const inputs = Object.keys(result.metafile.inputs)
+    expect(inputs.filter((p) => !p.startsWith('(disabled):') && /cross-fetch|node-fetch/.test(p))).toEqual([])
+  })
+})
+
+describe('a TypeScript project using every entry of the packed package', () => {
+  it.each(Object.keys(TS_CONFIGS))('type-checks under %s', async (name) => {
+    const result = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], { cwd: scratch.dir, timeoutMs: 60_000 })
+    const errors = (result.stdout + result.stderr).split('\n').filter(Boolean)
+    // Under node16 CommonJS, msw's own declarations import an ESM-only package (TS1479); that is
+    // msw's, not ours (the README says to use nodenext or skipLibCheck there). Nothing else may fail.
+    const ours = name === 'node16-cjs' ? errors.filter((line) => !/node_modules\/msw\/.*TS1479/.test(line)) : errors
+    expect(ours).toEqual([])
+    if (ours.length === errors.length) expect(result.code).toBe(0)
+  }, 90_000)
+})
