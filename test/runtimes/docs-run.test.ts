@@ -1,0 +1,291 @@
+/**
+ * Docs that run: every code block of the README and every file in examples/, from the packed
+ * tarball, importing `isomorphic-analytics` by name as users do, against loopback servers.
+ *
+ * - `ts`/`js` blocks run in Node (TypeScript stripped by esbuild). A preloaded script sends every
+ *   request for a non-loopback host to a loopback recorder instead (`https://host/path` →
+ *   `http://127.0.0.1:PORT/host/path`), so `https://collector.example.com` needs no network. A block
+ *   that exports a fetch handler is then called with a request; one that starts a server is sent a
+ *   signed webhook and stopped. A block that imports `vitest` runs under vitest.
+ * - Browser blocks (`html`, or code using `document`) run in Chromium, with unpkg and the
+ *   collector answered by the test.
+ * - `json` blocks parse; the `text` block is what `npm start` prints, compared with a real run.
+ * - `sh` blocks: the CLI command runs (on a free port instead of 8700, so parallel test runs do
+ *   not collide); `npm install …`, `npm start` and `npm test` are what this test (from the
+ *   tarball), test/collector/pipeline.test.ts and CI run, and are checked against that list.
+ */
+import { spawn } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { transform, build } from 'esbuild'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from './support/browser.js'
+import { installPacked, requireBuild, ROOT, run, scratchDir, type RunResult } from './support/runtimes.js'
+
+interface Block { lang: string; code: string; line: number }
+
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+const BLOCKS: Block[] = [...README.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)].map((m) => ({
+  lang: m[1],
+  code: m[2],
+  line: README.slice(0, m.index).split('\n').length,
+}))
+const label = (b: Block) => `README.md:${b.line} (${b.lang})`
+
+const isBrowser = (b: Block) => b.lang === 'html' || ((b.lang === 'ts' || b.lang === 'js') && /\bdocument\./.test(b.code))
+const isVitest = (b: Block) => /from 'vitest'/.test(b.code)
+const nodeBlocks = BLOCKS.filter((b) => (b.lang === 'ts' || b.lang === 'js') && !isBrowser(b) && !isVitest(b))
+
+const ENV = { WRITE_KEY: 'docs-write-key', WEBHOOK_SECRET: 'docs-secret', ADMIN_TOKEN: 'docs-admin-token', PORT: '0' }
+
+/** Sends every request for a host other than 127.0.0.1 to the loopback recorder. */
+const REDIRECT = `const recorder = process.env.DOCS_RECORDER
+const original = globalThis.fetch
+globalThis.fetch = (input, init) => {
+  const url = new URL(typeof input === 'string' ? input : input.url)
+  if (url.hostname !== '127.0.0.1') input = recorder + '/' + url.host + url.pathname + url.search
+  return original(input, init)
+}
+`
+
+/** Imports the block; calls an exported fetch handler or webhook handler the way a platform would. */
+const RUNNER = `import { sign } from 'isomorphic-analytics/webhooks'
+const mod = await import(process.argv[2])
+if (typeof mod.default?.fetch === 'function') {
+  const pending = []
+  const response = await mod.default.fetch(new Request('http://127.0.0.1/'), { WRITE_KEY: process.env.WRITE_KEY }, { waitUntil: (p) => pending.push(p) })
+  await Promise.all(pending)
+  console.log('fetch handler answered ' + response.status)
+}
+if (typeof mod.handler === 'function') {
+  const body = JSON.stringify({ version: 1, type: 'track', messageId: 'm-1', userId: 'user-1', event: 'Docs Ran', properties: {}, timestamp: new Date().toISOString(), context: {} })
+  const response = await mod.handler(new Request('http://127.0.0.1/hook', { method: 'POST', body, headers: { 'X-Signature': await sign(body, process.env.WEBHOOK_SECRET) } }))
+  console.log('webhook handler answered ' + response.status)
+}
+`
+
+interface Recorded { host: string; path: string; body: string; authorization?: string }
+
+let scratch: ReturnType<typeof scratchDir>
+let recorder: Server
+let recorderUrl: string
+const recorded: Recorded[] = []
+
+beforeAll(async () => {
+  requireBuild('index.js', 'cli.js', 'isomorphic-analytics.global.js')
+  scratch = scratchDir('docs-run')
+  installPacked(scratch.dir)
+  writeFileSync(join(scratch.dir, 'package.json'), '{ "name": "docs-run", "private": true, "type": "module" }\n')
+  writeFileSync(join(scratch.dir, 'redirect.mjs'), REDIRECT)
+  writeFileSync(join(scratch.dir, 'runner.mjs'), RUNNER)
+  cpSync(join(ROOT, 'examples'), join(scratch.dir, 'examples'), { recursive: true })
+  recorder = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      const [, host, ...rest] = (req.url ?? '/').split('/')
+      recorded.push({ host, path: `/${rest.join('/')}`, body, authorization: req.headers.authorization })
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}')
+    })
+  })
+  await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve))
+  recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`
+}, 120_000)
+
+afterAll(async () => {
+  await new Promise((resolve) => recorder?.close(resolve))
+  scratch?.remove()
+})
+
+const node = (args: string[], env: Record<string, string> = {}, timeoutMs = 30_000) =>
+  run(process.execPath, args, { cwd: scratch.dir, env: { ...ENV, DOCS_RECORDER: recorderUrl, ...env }, timeoutMs })
+
+const clean = (result: RunResult, what: string) => {
+  expect(result.stderr, `${what} wrote to stderr`).toBe('')
+  expect(result.code, `${what} exited with ${result.code}\n${result.stdout}`).toBe(0)
+}
+
+/** Starts a long-running script, resolves with its URL once it prints one, and stops it after `use`. */
+async function whileListening(args: string[], use: (url: string, output: () => string) => Promise<void>): Promise<number | null> {
+  const child = spawn(process.execPath, args, { cwd: scratch.dir, env: { ...process.env, DEBUG: undefined, ...ENV }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()))
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  try {
+    const deadline = Date.now() + 15_000
+    let url: string | undefined
+    while (!(url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1])) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${args.join(' ')} printed no URL:\n${output}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    await use(url, () => output)
+  } finally {
+    child.kill('SIGTERM')
+  }
+  return exited
+}
+
+async function postSignedTrack(url: string): Promise<number> {
+  const body = JSON.stringify({ version: 1, type: 'track', messageId: 'm-1', userId: 'user-1', event: 'Docs Ran', properties: {}, timestamp: new Date().toISOString(), context: {} })
+  const signature = createHmac('sha1', ENV.WEBHOOK_SECRET).update(body).digest('hex')
+  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-signature': signature } })
+  return response.status
+}
+
+async function untilOutput(output: () => string, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!pattern.test(output())) {
+    if (Date.now() > deadline) throw new Error(`expected ${pattern} in:\n${output()}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+describe('every README code block runs as pasted (from the packed package)', () => {
+  it('the README has the blocks this test knows how to run, and no other kind', () => {
+    expect(new Set(BLOCKS.map((b) => b.lang))).toEqual(new Set(['sh', 'text', 'ts', 'js', 'html', 'json']))
+    expect(nodeBlocks.length).toBeGreaterThanOrEqual(7)
+  })
+
+  it.each(nodeBlocks.map((b) => [label(b), b] as const))('%s', async (_label, block) => {
+    const { code } = await transform(block.code, { loader: 'ts', format: 'esm' })
+    const file = `block-${block.line}.mjs`
+    writeFileSync(join(scratch.dir, file), code)
+    if (/\.listen\(/.test(block.code)) {
+      const code = await whileListening([file], async (url, output) => {
+        expect(await postSignedTrack(url)).toBe(200)
+        await untilOutput(output, /received track from user-1/)
+      })
+      expect(code === 0 || code === null).toBe(true)
+      return
+    }
+    const before = recorded.length
+    const result = await node(['--import', './redirect.mjs', 'runner.mjs', `./${file}`])
+    clean(result, label(block))
+    if (/new Client\(/.test(block.code)) {
+      const batches = recorded.slice(before).filter((r) => r.path.endsWith('/v1/batch'))
+      expect(batches.length, `${label(block)} sent no batch`).toBeGreaterThan(0)
+    }
+    if (/^export default \{/m.test(block.code)) expect(result.stdout).toContain('fetch handler answered 200')
+    if (/^export const handler/m.test(block.code)) expect(result.stdout).toContain('webhook handler answered 200')
+    if (/new WebhookDestination\(/.test(block.code)) {
+      expect(recorded.slice(before).map((r) => `${r.host}${r.path}`)).toContain('hooks.example.com/analytics')
+    }
+  })
+
+  it('the quick example sends with the write key from WRITE_KEY', () => {
+    const batches = recorded.filter((r) => r.host === 'api.segment.io' && r.path === '/v1/batch')
+    expect(batches.map((r) => r.authorization)).toContain(`Basic ${btoa(`${ENV.WRITE_KEY}:`)}`)
+    expect(batches.flatMap((r) => (JSON.parse(r.body) as { batch: Array<{ type: string }> }).batch.map((m) => m.type))).toEqual(
+      expect.arrayContaining(['identify', 'track']),
+    )
+  })
+
+  it.each(BLOCKS.filter(isVitest).map((b) => [label(b), b] as const))('%s passes under vitest', async (_label, block) => {
+    writeFileSync(join(scratch.dir, `block-${block.line}.test.ts`), block.code)
+    writeFileSync(join(scratch.dir, 'vitest.config.mjs'), "export default { test: { include: ['*.test.ts'] } }\n")
+    const result = await node([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', `block-${block.line}.test.ts`, '--root', scratch.dir, '--config', 'vitest.config.mjs'], { NO_COLOR: '1', FORCE_COLOR: '0' }, 60_000)
+    expect(result.stdout + result.stderr).toMatch(/Tests\s+2 passed \(2\)/)
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+  }, 90_000)
+
+  it.each(BLOCKS.filter((b) => b.lang === 'json').map((b) => [label(b), b] as const))('%s is valid JSON', (_label, block) => {
+    expect(() => JSON.parse(block.code)).not.toThrow()
+  })
+
+  it('the sh blocks: the CLI command runs; the rest are the commands this test and CI run', async () => {
+    const commands = BLOCKS.filter((b) => b.lang === 'sh')
+      .flatMap((b) => b.code.replace(/\\\n\s*/g, '').split('\n'))
+      .map((line) => line.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean)
+    const cli = commands.filter((c) => c.startsWith('npx isomorphic-analytics '))
+    expect(commands.filter((c) => !cli.includes(c))).toEqual(['npm install && npm start', 'npm test', 'npm install isomorphic-analytics'])
+    expect(cli.length).toBeGreaterThan(0)
+    for (const command of cli) {
+      const args = command.replace('npx isomorphic-analytics ', '').replace('--port 8700', '--port 0').split(/\s+/)
+      const code = await whileListening([join(scratch.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args], async (url) => {
+        const response = await fetch(`${url}/v1/batch`, { method: 'POST', body: '{"batch":[]}', headers: { 'content-type': 'application/json' } })
+        expect(response.status).toBe(401) // no write key: the collector is up and answering
+      })
+      expect(code).toBe(0)
+    }
+  }, 60_000)
+
+  it('the text block is what `npm start` prints (ports, timestamps and arrival order aside)', async () => {
+    const result = await node(['examples/pipeline.mjs'])
+    clean(result, 'examples/pipeline.mjs')
+    const normalise = (text: string) =>
+      text.trim().split('\n').map((line) => line.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/timestamp=\S+/, 'timestamp=T')).sort()
+    const shown = BLOCKS.find((b) => b.lang === 'text')!
+    expect(normalise(result.stdout)).toEqual(normalise(shown.code))
+  })
+
+  it('the browser blocks run in Chromium (bundled, and as a <script> from unpkg)', async () => {
+    const browserBlocks = BLOCKS.filter(isBrowser)
+    expect(browserBlocks.map((b) => b.lang).sort()).toEqual(['html', 'ts'])
+    const chromium = await launchChromium()
+    const sent: string[] = []
+    try {
+      const { context } = chromium
+      await context.route('https://unpkg.com/isomorphic-analytics/dist/isomorphic-analytics.global.js', (route) =>
+        route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(scratch.dir, 'node_modules/isomorphic-analytics/dist/isomorphic-analytics.global.js'), 'utf8') }))
+      await context.route('https://collector.example.com/**', (route) => {
+        sent.push(route.request().postData() ?? '')
+        return route.fulfill({ status: 200, contentType: 'application/json', headers: { 'access-control-allow-origin': '*' }, body: '{"success":true}' })
+      })
+      for (const block of browserBlocks) {
+        let html = block.code
+        if (block.lang !== 'html') {
+          const bundle = await build({ stdin: { contents: block.code, resolveDir: scratch.dir, loader: 'ts' }, bundle: true, platform: 'browser', format: 'iife', write: false, logLevel: 'silent' })
+          html = `<title>Docs</title><script>${bundle.outputFiles[0].text}</script>`
+        }
+        await context.route('https://app.test/', (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html>${html}` }))
+        const page = await context.newPage()
+        const errors: string[] = []
+        page.on('pageerror', (e) => errors.push(e.message))
+        page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
+        const before = sent.length
+        await page.goto('https://app.test/')
+        // Headless tabs never hide: the page-hide path is what sends the queue.
+        await page.evaluate(() => {
+          Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true })
+          document.dispatchEvent(new Event('visibilitychange'))
+        })
+        const deadline = Date.now() + 10_000
+        while (sent.length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+        expect(errors, label(block)).toEqual([])
+        expect(sent.length, `${label(block)} sent nothing`).toBeGreaterThan(before)
+        expect(JSON.parse(sent[sent.length - 1])).toMatchObject({ writeKey: 'YOUR_WRITE_KEY' })
+        await page.close()
+        await context.unroute('https://app.test/')
+      }
+    } finally {
+      await chromium.close()
+    }
+  }, 90_000)
+})
+
+describe('every file in examples/ runs from the packed package', () => {
+  const files = readdirSync(join(ROOT, 'examples'))
+
+  it('examples/ holds what this test runs', () => {
+    expect(files.sort()).toEqual(['pipeline.mjs', 'quick-start.mjs', 'webhook-receiver-express.md', 'webhook-receiver-node.mjs'])
+  })
+
+  it('quick-start.mjs sends six calls to its loopback receiver and prints them', async () => {
+    const result = await node(['examples/quick-start.mjs'])
+    clean(result, 'examples/quick-start.mjs')
+    expect(result.stdout).toMatch(/^sent 6 calls to http:\/\/127\.0\.0\.1:\d+\/v1\/batch: 6 delivered, 0 failed$/m)
+  })
+
+  it('webhook-receiver-node.mjs accepts a signed webhook', async () => {
+    const code = await whileListening(['examples/webhook-receiver-node.mjs'], async (url, output) => {
+      expect(await postSignedTrack(url)).toBe(200)
+      await untilOutput(output, /received track from user-1/)
+    })
+    expect(code === 0 || code === null).toBe(true)
+  })
+})
