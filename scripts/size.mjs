@@ -8,9 +8,10 @@
  * and each dependency's marginal gzipped cost (the bundle built again with that package external).
  * Also the collector console's assets (script and stylesheet as served, scripts/console-assets.mjs),
  * against their own budget of 60 KB gzipped in all.
- * Exits 1 above a budget. Run `npm run build` first. Flags: `--json` (machine-readable output).
+ * Exits 1 above a budget. Run `npm run build` first. Flags: `--json` (machine-readable output),
+ * `--readme` (writes the figures into README.md's Size section; a test checks they are current).
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
@@ -69,7 +70,35 @@ export async function measure(source, resolveDir, { external = [], byFile = fals
 
 export const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`
 
+/** Every figure the README's Size section quotes, measured now. */
+export async function readmeFigures() {
+  const total = await measure(ENTRY_SOURCE, root)
+  const marginal = {}
+  for (const [dep] of total.perPackage.filter(([name]) => name !== '(own code)')) {
+    marginal[dep] = total.gz - (await measure(ENTRY_SOURCE, root, { external: [dep] })).gz
+  }
+  const own = total.perPackage.find(([name]) => name === '(own code)')?.[1] ?? 0
+  const script = gzipSync(readFileSync(resolve(root, 'dist/isomorphic-analytics.global.js')), { level: 9 }).byteLength
+  const version = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).version
+  return { version, min: total.min, gz: total.gz, ownPercent: Math.round((100 * own) / total.min), marginal, script }
+}
+
+/** README text with the Size section's figures replaced by `figures`. */
+export function withFigures(readme, figures) {
+  const gzKb = (bytes) => `${(bytes / 1024).toFixed(bytes < 512 ? 2 : 1)} KB`
+  return readme
+    .replace(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m, `| isomorphic-analytics ${figures.version} | ${kb(figures.min)} | ${kb(figures.gz)} |`)
+    .replace(/our own code \(\d+% of the minified/, `our own code (${figures.ownPercent}% of the minified`)
+    .replace(/`p-retry` \(\+[\d.]+ KB gz\) and `is-network-error` \(\+[\d.]+ KB gz\)/, `\`p-retry\` (+${gzKb(figures.marginal['p-retry'])} gz) and \`is-network-error\` (+${gzKb(figures.marginal['is-network-error'])} gz)`)
+    .replace(/everything bundled\) is [\d.]+ KB gzipped/, `everything bundled) is ${kb(figures.script)} gzipped`)
+}
+
 async function main() {
+  if (process.argv.includes('--readme')) {
+    const path = resolve(root, 'README.md')
+    writeFileSync(path, withFigures(readFileSync(path, 'utf8'), await readmeFigures()))
+    console.log('README.md: Size figures updated')
+  }
   const json = process.argv.includes('--json')
   const total = await measure(ENTRY_SOURCE, root)
   const deps = total.perPackage.map(([name]) => name).filter((name) => name !== '(own code)')

@@ -3,8 +3,9 @@
  * tarball, importing `isomorphic-analytics` by name as users do, against loopback servers.
  *
  * - `ts`/`js` blocks run in Node (TypeScript stripped by esbuild). A preloaded script sends every
- *   request for a non-loopback host to a loopback recorder instead (`https://host/path` →
- *   `http://127.0.0.1:PORT/host/path`), so `https://collector.example.com` needs no network. A block
+ *   request for a non-loopback host (or the documented port 8700) to a loopback recorder instead
+ *   (`https://host/path` → `http://127.0.0.1:PORT/host/path`), so `https://collector.example.com`
+ *   needs no network and parallel runs never collide on 8700. A block
  *   that exports a fetch handler is then called with a request; one that starts a server is sent a
  *   signed webhook and stopped. A block that imports `vitest` runs under vitest.
  * - Browser blocks (`html`, or code using `document`) run in Chromium, with unpkg and the
@@ -46,7 +47,7 @@ const REDIRECT = `const recorder = process.env.DOCS_RECORDER
 const original = globalThis.fetch
 globalThis.fetch = (input, init) => {
   const url = new URL(typeof input === 'string' ? input : input.url)
-  if (url.hostname !== '127.0.0.1') input = recorder + '/' + url.host + url.pathname + url.search
+  if (url.hostname !== '127.0.0.1' || url.port === '8700') input = recorder + '/' + url.host + url.pathname + url.search
   return original(input, init)
 }
 `
@@ -219,8 +220,23 @@ describe('every README code block runs as pasted (from the packed package)', () 
     clean(result, 'examples/pipeline.mjs')
     const normalise = (text: string) =>
       text.trim().split('\n').map((line) => line.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/timestamp=\S+/, 'timestamp=T')).sort()
-    const shown = BLOCKS.find((b) => b.lang === 'text')!
+    const shown = BLOCKS.find((b) => b.lang === 'text' && b.code.startsWith('isomorphic-analytics: the whole pipeline'))!
     expect(normalise(result.stdout)).toEqual(normalise(shown.code))
+  })
+
+  it('the text block of DEBUG lines is what DEBUG=analytics prints (ids, sizes, ports and times aside)', async () => {
+    writeFileSync(join(scratch.dir, 'debug-lines.mjs'), `import { Client } from 'isomorphic-analytics'
+const client = new Client('k', { endpoint: 'http://127.0.0.1:8700' })
+client.track({ userId: 'u', event: 'E' })
+await client.flush()
+`)
+    const result = await node(['--import', './redirect.mjs', 'debug-lines.mjs'], { DEBUG: 'analytics' })
+    const shown = BLOCKS.find((b) => b.lang === 'text' && b.code.startsWith('analytics:client '))!
+    const normalise = (text: string) =>
+      text.trim().split('\n').map((line) => line
+        .replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{8}-…/g, 'ID').replace(/\+\d+ms$/, '+Tms').replace(/\(\d+ (bytes|chars)\)/, '(N $1)')
+        .replace(/127\.0\.0\.1:\d+/, '127.0.0.1:PORT'))
+    expect(normalise(result.stderr)).toEqual(normalise(shown.code))
   })
 
   it('the browser blocks run in Chromium (bundled, and as a <script> from unpkg)', async () => {
@@ -266,6 +282,19 @@ describe('every README code block runs as pasted (from the packed package)', () 
       await chromium.close()
     }
   }, 90_000)
+})
+
+describe('figures in the README come from the scripts that measure them', () => {
+  it('the Size section is what scripts/size.mjs measures now (`npm run size -- --readme` rewrites it)', async () => {
+    // @ts-expect-error: a plain .mjs script, without declarations
+    const { readmeFigures, withFigures } = (await import('../../scripts/size.mjs')) as {
+      readmeFigures(): Promise<unknown>
+      withFigures(readme: string, figures: unknown): string
+    }
+    const figures = await readmeFigures()
+    const section = (text: string) => text.split('\n## Size\n')[1].split('\n## ')[0]
+    expect(section(README)).toBe(section(withFigures(README, figures)))
+  }, 30_000)
 })
 
 describe('every file in examples/ runs from the packed package', () => {

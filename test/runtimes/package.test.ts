@@ -11,7 +11,7 @@ import { requireBuild, ROOT, run, scratchDir } from './support/runtimes.js'
 
 let scratch: ReturnType<typeof scratchDir>
 let tarball: string
-let manifest: { exports: Record<string, unknown>; bin?: Record<string, string> | string; files?: string[] }
+let manifest: { exports: Record<string, unknown>; bin?: Record<string, string> | string; files?: string[]; license: string }
 let packed: string[]
 
 beforeAll(() => {
@@ -42,6 +42,15 @@ describe('the packed package', () => {
   it('ships the builds every runtime test uses, and the <script> build', () => {
     for (const file of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/isomorphic-analytics.global.js']) {
       expect(packed).toContain(file)
+    }
+  })
+
+  it('ships LICENSE, and no source-map reference to a file it does not have', () => {
+    expect(packed).toContain('LICENSE')
+    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(new RegExp(`^${manifest.license} License`))
+    for (const file of packed.filter((f) => /\.(c|m)?js$/.test(f))) {
+      const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(join(ROOT, file), 'utf8'))?.[1]
+      if (url !== undefined) expect(packed, `${file} points at ${url}`).toContain(join(file, '..', url))
     }
   })
 
