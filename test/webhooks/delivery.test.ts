@@ -181,4 +181,22 @@ describe('WebhookDestination delivery', () => {
     }
     expect(a.requests).toHaveLength(0)
   })
+
+  it('DEBUG=analytics:webhooks logs each attempt and the outcome, with the real URL and counts in words', async () => {
+    const a = await server({ status: 200 })
+    vi.stubEnv('DEBUG', 'analytics:webhooks')
+    const lines: string[] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    try {
+      await new WebhookDestination({ urls: [{ url: a.url }], sharedSecret: SECRET }).deliver(payload)
+    } finally {
+      spy.mockRestore()
+      vi.unstubAllEnvs()
+    }
+    expect(lines.map((l) => l.replace(/ \+\d+ms$/, ''))).toEqual([
+      `analytics:webhooks attempt 1: POST to ${a.url}`,
+      `analytics:webhooks delivered to ${a.url} (200) after 1 attempt`,
+    ])
+    expect(lines.join('\n')).not.toContain(SECRET)
+  })
 })
