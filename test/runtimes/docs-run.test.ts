@@ -119,7 +119,7 @@ async function whileListening(args: string[], use: (url: string, output: () => s
   try {
     const deadline = Date.now() + 15_000
     let url: string | undefined
-    while (!(url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1])) {
+    while (!(url = /(http:\/\/127\.0\.0\.1:\d+\S*)/.exec(output)?.[1])) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${args.join(' ')} printed no URL:\n${output}`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -308,6 +308,16 @@ describe('every file in examples/ runs from the packed package', () => {
     const result = await node(['examples/quick-start.mjs'])
     clean(result, 'examples/quick-start.mjs')
     expect(result.stdout).toMatch(/^sent 6 calls to http:\/\/127\.0\.0\.1:\d+\/v1\/batch: 6 delivered, 0 failed$/m)
+  })
+
+  it('webhook-receiver-express.md: its Express receiver accepts a signed webhook', async () => {
+    const [, code] = /```js\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'examples/webhook-receiver-express.md'), 'utf8'))!
+    writeFileSync(join(scratch.dir, 'express-receiver.mjs'), code)
+    const exit = await whileListening(['express-receiver.mjs'], async (url, output) => {
+      expect(await postSignedTrack(url)).toBe(200)
+      await untilOutput(output, /user-1 did Docs Ran/)
+    })
+    expect(exit === 0 || exit === null).toBe(true)
   })
 
   it('webhook-receiver-node.mjs accepts a signed webhook', async () => {

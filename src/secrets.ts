@@ -1,0 +1,7 @@
+/**
+ * How secrets (write keys, shared secrets, admin tokens) appear in any output: CLI lines, DEBUG
+ * lines, error messages, stats. At most their last four characters, and none of a short one.
+ */
+export function maskSecret(secret: string): string {
+  return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
+}
