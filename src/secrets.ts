@@ -5,3 +5,8 @@
 export function maskSecret(secret: string): string {
   return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
 }
+
+/** `url` with the values of credential query parameters (`writeKey`, `token`) masked. */
+export function maskUrl(url: string): string {
+  return url.replace(/([?&](?:writeKey|write_key|token)=)([^&#]*)/gi, (_, name: string, value: string) => name + maskSecret(value))
+}

@@ -3,7 +3,8 @@
  * then stops accepting, drains deliveries in flight (bounded) and reports what is still pending.
  */
 import { createCollector, nodeFetch, startServer, type CollectorServer } from '../collector/index.js'
-import { debugEnables } from '../logger.js'
+import { count, createLogger, debugEnables } from '../logger.js'
+import { maskSecret } from '../secrets.js'
 import type { CollectArgs } from './args.js'
 import { fileSettings } from './settings-file.js'
 import { formatProgress, startProgress } from './progress.js'
@@ -23,11 +24,19 @@ function describeSources(args: CollectArgs): string[] {
     const target = urls.length === 0
       ? 'not forwarded'
       : `→ ${urls.map((u) => u.url).join(', ')}${source.webhooks?.sharedSecret ? ' (signed)' : ''}`
-    return `  source "${source.name}" (write key ${source.writeKey}) ${target}`
+    return `  source "${source.name}" (write key ${maskSecret(source.writeKey)}) ${target}`
   })
 }
 
 export async function collect(args: CollectArgs, io: CollectIo): Promise<number> {
+  const log = createLogger('analytics:cli', debugEnables(io.debug, 'analytics:cli'), (line) => io.err(`${line}\n`))
+  if (log.enabled) {
+    for (const source of args.config.sources) {
+      const secret = source.webhooks?.sharedSecret
+      log(`source "${source.name}": write key ${maskSecret(source.writeKey)}, ${count(source.webhooks?.urls?.length ?? 0, 'webhook URL')}${secret ? `, shared secret ${maskSecret(secret)}` : ''}`)
+    }
+    if (args.config.adminToken !== undefined) log(`admin token ${maskSecret(args.config.adminToken)}`)
+  }
   // node:http deliveries: several times cheaper than the global fetch, so more events per second.
   const collector = createCollector({
     fetch: nodeFetch,
@@ -63,12 +72,12 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   })
   progress.stop()
   const pendingAtStop = collector.stats().pending
-  io.out(`${signal}: stopping. ${pendingAtStop} deliveries pending; waiting up to ${args.drainTimeout} ms.\n`)
+  io.out(`${signal}: stopping. ${count(pendingAtStop, 'delivery', 'deliveries')} pending; waiting up to ${args.drainTimeout} ms.\n`)
   // Stop accepting connections first; requests in flight finish and may queue deliveries.
   await server.close(Math.min(args.drainTimeout, 5_000))
   const report = await collector.close(args.drainTimeout)
   io.out(`${formatProgress(report.stats)}\n`)
   if (report.drained) io.out('All deliveries settled.\n')
-  else io.out(`${report.pending} deliveries were still pending after ${args.drainTimeout} ms; their retries were cancelled.\n`)
+  else io.out(`${count(report.pending, 'delivery was', 'deliveries were')} still pending after ${args.drainTimeout} ms; their retries were cancelled.\n`)
   return 0
 }

@@ -20,8 +20,8 @@ export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin/req
 export type { AcceptedBatch } from './ingest/accept.js'
 export { integrationEnabled, WEBHOOKS_INTEGRATION } from './ingest/routing.js'
 export { HttpProblem, type HttpErrorCode } from './http/errors.js'
-export { nodeFetch, startServer, type CollectorServer, type ServerOptions } from './server/server.js'
-export { createRequestListener, type FetchHandler, type RequestListenerOptions } from './server/node-listener.js'
+export { nodeFetch, startServer, type CollectorServer, type NodeServerLike, type ServerOptions } from './server/server.js'
+export { createRequestListener, type FetchHandler, type NodeRequestLike, type NodeResponseLike, type RequestListenerOptions } from './server/node-listener.js'
 export {
   AnalyticsError,
   ClientClosedError,

@@ -161,7 +161,7 @@ describe('isomorphic-analytics CLI', () => {
       ])
       const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
       await cli.waitFor(/Press Ctrl\+C to stop/)
-      expect(cli.stdout()).toContain(`source "default" (write key KEY) → ${hook.url} (signed)`)
+      expect(cli.stdout()).toContain(`source "default" (write key …) → ${hook.url} (signed)`)
       const batch = {
         batch: [
           { type: 'track', event: 'Signed Up', userId: 'u1', messageId: 'm1' },
@@ -210,8 +210,8 @@ describe('isomorphic-analytics CLI', () => {
       await hook.until(1)
       cli.child.kill('SIGINT')
       expect(await cli.exit).toBe(0)
-      expect(cli.stdout()).toContain('SIGINT: stopping. 1 deliveries pending; waiting up to 300 ms.')
-      expect(cli.stdout()).toContain('1 deliveries were still pending after 300 ms; their retries were cancelled.')
+      expect(cli.stdout()).toContain('SIGINT: stopping. 1 delivery pending; waiting up to 300 ms.')
+      expect(cli.stdout()).toContain('1 delivery was still pending after 300 ms; their retries were cancelled.')
       expect(cli.stdout()).toMatch(/failed 1 · pending 0/)
     } finally {
       await hook.close()
@@ -239,10 +239,10 @@ describe('isomorphic-analytics CLI', () => {
       expect(JSON.parse(hook.received[0].body)).toMatchObject({ type: 'identify', userId: 'WEB' })
       cli.child.kill('SIGTERM')
       expect(await cli.exit).toBe(0)
-      // DEBUG=analytics: a log line per request on stderr.
-      expect(cli.stderr()).toMatch(/analytics web: accepted 1 message\(s\), forwarding 1/)
-      expect(cli.stderr()).toMatch(/analytics app: accepted 1 message\(s\), forwarding 0/)
-      expect(cli.stderr()).toMatch(/analytics POST http:\/\/localhost\/v1\/identify → 401 UNAUTHORIZED/)
+      // DEBUG=analytics: a log line per request on stderr, with the URL the client used.
+      expect(cli.stderr()).toMatch(/^analytics:collector web: accepted 1 message, forwarding 1 payload \(received at [^)]+\) \+\d+ms$/m)
+      expect(cli.stderr()).toMatch(/^analytics:collector app: accepted 1 message, forwarding 0 payloads \(received at [^)]+\) \+\d+ms$/m)
+      expect(cli.stderr()).toContain(`analytics:collector POST ${url}/v1/identify → 401 UNAUTHORIZED`)
     } finally {
       await hook.close()
     }
@@ -255,6 +255,36 @@ describe('isomorphic-analytics CLI', () => {
       const cli = run(['collect', '--port', port, '--write-key', 'KEY'])
       expect(await cli.exit).toBe(1)
       expect(cli.stderr()).toMatch(/Cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/)
+    } finally {
+      await hook.close()
+    }
+  })
+
+  it('never prints a write key, shared secret or admin token in full, even with DEBUG=analytics', async () => {
+    const hook = await receiver()
+    const [key, secret, token] = ['wk_live_0123456789abcd', 'shared-secret-9876wxyz', 'admin-token-5555qrst']
+    try {
+      const cli = run(['collect', '--port', '0', '--write-key', key, '--webhook', hook.url, '--shared-secret', secret, '--admin-token', token], { DEBUG: 'analytics' })
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      await cli.waitFor(/Press Ctrl\+C to stop/)
+      for (const [writeKey, status] of [[key, 200], ['wrong-key-0000', 401]] as const) {
+        const response = await fetch(`${url}/v1/batch`, {
+          method: 'POST',
+          headers: { authorization: basic(writeKey), 'content-type': 'application/json' },
+          body: JSON.stringify({ batch: [{ type: 'track', event: 'E', userId: 'u1' }] }),
+        })
+        expect(response.status).toBe(status)
+      }
+      expect((await fetch(`${url}/v1/deletions`, { method: 'POST', headers: { authorization: `Bearer ${token}x` }, body: '{}' })).status).toBe(401)
+      await hook.until(1)
+      cli.child.kill('SIGTERM')
+      expect(await cli.exit).toBe(0)
+      const output = cli.stdout() + cli.stderr()
+      expect(cli.stdout()).toContain(`source "default" (write key …abcd) → ${hook.url} (signed)`)
+      expect(cli.stderr()).toContain('analytics:cli source "default": write key …abcd, 1 webhook URL, shared secret …wxyz')
+      expect(cli.stderr()).toContain('analytics:cli admin token …qrst')
+      expect(cli.stderr()).toMatch(/analytics:collector /)
+      for (const full of [key, secret, token, 'wrong-key-0000', btoa(`${key}:`)]) expect(output).not.toContain(full)
     } finally {
       await hook.close()
     }

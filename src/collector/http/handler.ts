@@ -5,6 +5,7 @@
  * the one `catch` at the top; anything else is a bug, reported and answered 500.
  */
 import type { Logger } from '../../logger.js'
+import { maskUrl } from '../../secrets.js'
 import type { MessageType } from '../../message/types.js'
 import { handleAdmin, type AdminContext, type AdminRoute } from '../admin/endpoints.js'
 import { routeConsole, type ConsoleContext } from '../console/index.js'
@@ -88,7 +89,7 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
       const problem = toHttpProblem(error)
       context.tally.rejected()
       if (problem.code === 'INTERNAL') context.onError(error)
-      else context.log(`${request.method} ${request.url} → ${problem.status} ${problem.code}: ${problem.message}`)
+      else context.log(`${request.method} ${maskUrl(request.url)} → ${problem.status} ${problem.code}: ${problem.message}`)
       request.body?.cancel().catch(() => {})
       return problem.toResponse(corsHeaders(request))
     }

@@ -6,7 +6,7 @@
  * unit or refuses them all (503 with Retry-After: the sender retries later); 200 is answered only
  * once the queue holds them.
  */
-import type { Logger } from '../../logger.js'
+import { count, type Logger } from '../../logger.js'
 import { payloadOfValidMessage } from '../../webhooks/payload.js'
 import { deferredTrace, type DeferredTrace } from '../console/recorder.js'
 import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
@@ -119,7 +119,7 @@ export function createIngest(context: IngestContext): Ingest {
     if (record) recordAll(record, source, messages, deliveries)
     context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt)
     if (context.log.enabled) {
-      context.log(`${source.name}: accepted ${messages.length} message(s), forwarding ${deliveries.length} (received at ${receivedAt})`)
+      context.log(`${source.name}: accepted ${count(messages.length, 'message')}, forwarding ${count(deliveries.length, 'payload')} (received at ${receivedAt})`)
     }
     context.onAccepted?.({ source: source.name, body: body as Record<string, unknown>, messages })
     return jsonResponse(200, { success: true }, corsHeaders(request))

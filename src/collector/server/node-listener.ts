@@ -65,7 +65,10 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 
 export function toRequest(req: IncomingMessage): Request {
   const target = req.url ?? '/'
-  const url = target.startsWith('/') ? `http://localhost${target}` : new URL(target).href
+  // The URL the client used (so logs show it): the Host header when it is a plain host[:port].
+  const host = req.headers.host
+  const origin = `http${(req.socket as { encrypted?: boolean }).encrypted ? 's' : ''}://${host && /^[\w.:[\]-]+$/.test(host) ? host : 'localhost'}`
+  const url = target.startsWith('/') ? `${origin}${target}` : new URL(target).href
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
   const method = req.method ?? 'GET'
@@ -147,13 +150,21 @@ function cutOffUnfinishedBody(req: IncomingMessage, res: ServerResponse): void {
   })
 }
 
+/**
+ * Node's `IncomingMessage` and `ServerResponse` as the listener's public signature names them:
+ * structural, so the collector's types check without Node's types (a worker project has none).
+ */
+export interface NodeRequestLike { readonly method?: string | undefined; readonly url?: string | undefined }
+export interface NodeResponseLike { readonly headersSent: boolean }
+
 export function createRequestListener(
   target: FetchHandler | { fetch: FetchHandler },
   options: RequestListenerOptions = {},
-): (req: IncomingMessage, res: ServerResponse) => void {
+): (req: NodeRequestLike, res: NodeResponseLike) => void {
   const handle = handlerOf(target)
   const onError = options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error))
-  return (req, res) => {
+  return (nodeReq, nodeRes) => {
+    const [req, res] = [nodeReq as IncomingMessage, nodeRes as ServerResponse]
     req.on('error', () => {}) // A client that goes away mid-body: its stream errors; nothing to do.
     res.on('error', () => {})
     cutOffUnfinishedBody(req, res)

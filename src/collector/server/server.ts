@@ -7,7 +7,7 @@
  * Limits: request headers at most `maxHeaderSize` bytes (431 beyond), a request must arrive
  * within `requestTimeout`. Malformed HTTP is answered 400 by the parser hook, never thrown.
  */
-import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions, Server } from 'node:http'
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 
@@ -24,13 +24,22 @@ export interface ServerOptions {
   onError?: (error: unknown) => void
 }
 
+export interface NodeServerLike {
+  address(): unknown
+  close(callback?: (error?: Error) => void): unknown
+  on(event: string, listener: (...args: any[]) => void): unknown
+}
+
 export interface CollectorServer {
   /** `http://host:port`, ready to use as a client's `endpoint`. */
   readonly url: string
   readonly host: string
   readonly port: number
-  /** The underlying `http.Server`. */
-  readonly server: Server
+  /**
+   * The underlying Node `http.Server`, typed structurally so the collector's types need no Node
+   * types (`server as import('node:http').Server` gives the full type).
+   */
+  readonly server: NodeServerLike
   /**
    * Stops accepting connections and waits for requests in flight, closing idle keep-alive
    * connections; after `timeoutMs` (default 5000) the remaining connections are cut.
