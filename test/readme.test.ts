@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { DEFAULTS } from '../src/client/options.js'
@@ -29,5 +30,29 @@ describe('README', () => {
   it('shows the two commands', () => {
     expect(readme).toContain('npm install && npm start')
     expect(readme).toContain('npm test')
+  })
+
+  it('the first screen shows the two commands and what `npm start` prints, before anything else', () => {
+    const firstSection = readme.split('\n## ')[1]
+    expect(firstSection.startsWith('The two commands\n')).toBe(true)
+    expect(firstSection).toMatch(/```sh\nnpm install && npm start .*\nnpm test .*\n```/)
+    expect(firstSection).toContain('```text\nisomorphic-analytics: the whole pipeline on loopback')
+  })
+
+  it('refers to no document a user does not have', () => {
+    // The source documents the port was made from, and the project's own planning files, are
+    // not in the repository or the package: the README must say what it means itself.
+    expect(readme).not.toMatch(/\bseed\b|API\.md|STYLE\.md|BRIEF|\bissue #?\d/i)
+    // Every repository path it names exists (dist/ once built, so only its sources are checked).
+    const tracked = new Set(execFileSync('git', ['ls-files'], { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).split('\n'))
+    const paths = [...readme.matchAll(/`((?:examples|scripts|test|bench|src|\.ci)\/[^`\s]*)`/g)].map((m) => m[1])
+    expect(paths.length).toBeGreaterThan(3)
+    for (const path of paths) {
+      const exists = path.endsWith('/') ? [...tracked].some((file) => file.startsWith(path)) : tracked.has(path)
+      expect(exists, `README names \`${path}\`, which is not in the repository`).toBe(true)
+    }
+    // Every in-page link lands on a heading.
+    const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^\p{L}\p{N} -]/gu, '').replace(/ /g, '-')))
+    for (const [, anchor] of readme.matchAll(/\]\(#([^)]+)\)/g)) expect(anchors, `link to #${anchor}`).toContain(anchor)
   })
 })

@@ -8,16 +8,16 @@ import { defaultFetch, type FetchLike } from '../platform/runtime.js'
 import type { BackoffOptions } from '../transport/retry-policy.js'
 import { SIGNATURE_HEADER } from './signature.js'
 
-/** The `User-Agent` every forwarded request carries (seed §2.2: `<vendor_token>/1.0`). */
+/** The `User-Agent` every forwarded request carries (`<vendor token>/1.0`, as the original destination sends). */
 export const WEBHOOK_USER_AGENT = 'IsomorphicAnalytics-Webhooks/1.0'
-/** At most this many URLs per destination (seed §8). */
+/** At most this many URLs per destination, as in the original destination. */
 export const MAX_WEBHOOK_URLS = 5
 
 /** The defaults. The README's options table is checked against this object by a test. */
 export const WEBHOOK_DEFAULTS = Object.freeze({
-  /** ms allowed for one request to answer (seed §4.1: 5 seconds). */
+  /** ms allowed for one request to answer (5 seconds). */
   timeout: 5_000,
-  /** ms after the first attempt after which no retry starts (seed §7: 4 hours). */
+  /** ms after the first attempt after which no retry starts (4 hours). */
   retryWindow: 14_400_000,
   /** Full-jitter exponential backoff: retry n waits a uniform [0, min(capMs, baseMs·2^(n-1))). */
   backoff: Object.freeze({ baseMs: 1_000, capMs: 600_000 }),

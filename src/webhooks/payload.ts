@@ -53,7 +53,7 @@ export interface AliasWebhookPayload extends Envelope {
   /** What the original service really sent. */
   previousId: string
   userId: string
-  /** The same two ids under the keys the seed document shows. */
+  /** The same two ids under the keys the original Webhooks destination's documented payload uses. */
   'Previous ID': string
   'User ID': string
 }

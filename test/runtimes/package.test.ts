@@ -54,6 +54,12 @@ describe('the packed package', () => {
     }
   })
 
+  it('refers to no document a user does not have (README, type declarations, code)', () => {
+    for (const file of packed.filter((f) => /\.(md|d\.c?ts|c?js)$/.test(f))) {
+      expect(readFileSync(join(ROOT, file), 'utf8'), file).not.toMatch(/\bseed\b|API\.md|STYLE\.md|BRIEF\.md/i)
+    }
+  })
+
   it('exports every entry point of the contract, types first, for import and require', () => {
     for (const entry of ['.', './webhooks', './collector', './testing']) {
       const conditions = manifest.exports[entry] as Record<string, Record<string, string>> | undefined
