@@ -12,8 +12,14 @@
  *   collector answered by the test.
  * - `json` blocks parse; the `text` block is what `npm start` prints, compared with a real run.
  * - `sh` blocks: the CLI command runs (on a free port instead of 8700, so parallel test runs do
- *   not collide); `npm install …`, `npm start` and `npm test` are what this test (from the
- *   tarball), test/collector/pipeline.test.ts and CI run, and are checked against that list.
+ *   not collide, and with its `--webhook` URLs sent to the loopback recorder); `npm install …`,
+ *   `npm start` and `npm test` are what this test (from the tarball), test/collector/pipeline.test.ts
+ *   and CI run, and are checked against that list. Any other `sh` block (`curl …`) is a shell
+ *   session against that collector: bash runs it with `127.0.0.1:8700` replaced by the running
+ *   collector's address (`--admin-token` added when missing) and a value written as `NAME=...`
+ *   filled in (`TOKEN`: the admin token); every request must be answered, none with a 5xx or a 401.
+ * - A block of a language not listed here fails the first test, naming it: teach this test to run
+ *   it rather than leave it unrun.
  */
 import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -36,9 +42,23 @@ const BLOCKS: Block[] = [...README.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)].map(
 }))
 const label = (b: Block) => `README.md:${b.line} (${b.lang})`
 
-const isBrowser = (b: Block) => b.lang === 'html' || ((b.lang === 'ts' || b.lang === 'js') && /\bdocument\./.test(b.code))
+const CODE = ['ts', 'js', 'typescript', 'javascript', 'mjs']
+const SHELL = ['sh', 'bash', 'shell']
+const KNOWN = [...CODE, ...SHELL, 'html', 'json', 'text']
+const isCode = (b: Block) => CODE.includes(b.lang)
+const isBrowser = (b: Block) => b.lang === 'html' || (isCode(b) && /\bdocument\./.test(b.code))
 const isVitest = (b: Block) => /from 'vitest'/.test(b.code)
-const nodeBlocks = BLOCKS.filter((b) => (b.lang === 'ts' || b.lang === 'js') && !isBrowser(b) && !isVitest(b))
+const nodeBlocks = BLOCKS.filter((b) => isCode(b) && !isBrowser(b) && !isVitest(b))
+
+/** A shell block's commands: continuation lines joined, comments and blank lines dropped. */
+const commandsOf = (b: Block) =>
+  b.code.replace(/\\\n\s*/g, '').split('\n')
+    .map((line) => line.replace(/(^|\s+)#.*$/, '').trim())
+    .filter(Boolean)
+const NPM_COMMANDS = ['npm install && npm start', 'npm test', 'npm install isomorphic-analytics']
+const isCli = (command: string) => command.startsWith('npx isomorphic-analytics ')
+const shellBlocks = BLOCKS.filter((b) => SHELL.includes(b.lang))
+const sessions = shellBlocks.filter((b) => commandsOf(b).some((c) => !c.startsWith('npm ') && !isCli(c)))
 
 const ENV = { WRITE_KEY: 'docs-write-key', WEBHOOK_SECRET: 'docs-secret', ADMIN_TOKEN: 'docs-admin-token', PORT: '0' }
 
@@ -68,7 +88,7 @@ if (typeof mod.handler === 'function') {
 }
 `
 
-interface Recorded { host: string; path: string; body: string; authorization?: string }
+interface Recorded { host: string; path: string; body: string; authorization?: string; signature?: string }
 
 let scratch: ReturnType<typeof scratchDir>
 let recorder: Server
@@ -88,7 +108,7 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()))
     req.on('end', () => {
       const [, host, ...rest] = (req.url ?? '/').split('/')
-      recorded.push({ host, path: `/${rest.join('/')}`, body, authorization: req.headers.authorization })
+      recorded.push({ host, path: `/${rest.join('/')}`, body, authorization: req.headers.authorization, signature: req.headers['x-signature'] as string | undefined })
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}')
     })
   })
@@ -110,7 +130,7 @@ const clean = (result: RunResult, what: string) => {
 }
 
 /** Starts a long-running script, resolves with its URL once it prints one, and stops it after `use`. */
-async function whileListening(args: string[], use: (url: string, output: () => string) => Promise<void>): Promise<number | null> {
+async function whileListening(args: string[], use: (url: string, output: () => string) => Promise<void>, announced = /(http:\/\/127\.0\.0\.1:\d+\S*)/): Promise<number | null> {
   const child = spawn(process.execPath, args, { cwd: scratch.dir, env: { ...process.env, DEBUG: undefined, ...ENV }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (c: Buffer) => (output += c.toString()))
@@ -119,7 +139,7 @@ async function whileListening(args: string[], use: (url: string, output: () => s
   try {
     const deadline = Date.now() + 15_000
     let url: string | undefined
-    while (!(url = /(http:\/\/127\.0\.0\.1:\d+\S*)/.exec(output)?.[1])) {
+    while (!(url = announced.exec(output)?.[1])) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${args.join(' ')} printed no URL:\n${output}`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -137,6 +157,15 @@ async function postSignedTrack(url: string): Promise<number> {
   return response.status
 }
 
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
+
+/** The CLI's arguments for a README command: a free port, and webhooks sent to the loopback recorder. */
+function cliArgs(command: string): string[] {
+  const args = command.replace('npx isomorphic-analytics ', '').replace('--port 8700', '--port 0')
+    .replace(/--webhook\s+https?:\/\/(\S+)/g, (_, rest: string) => `--webhook ${recorderUrl}/${rest}`)
+  return [join(scratch.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args.split(/\s+/)]
+}
+
 async function untilOutput(output: () => string, pattern: RegExp): Promise<void> {
   const deadline = Date.now() + 10_000
   while (!pattern.test(output())) {
@@ -147,7 +176,8 @@ async function untilOutput(output: () => string, pattern: RegExp): Promise<void>
 
 describe('every README code block runs as pasted (from the packed package)', () => {
   it('the README has the blocks this test knows how to run, and no other kind', () => {
-    expect(new Set(BLOCKS.map((b) => b.lang))).toEqual(new Set(['sh', 'text', 'ts', 'js', 'html', 'json']))
+    const unknown = BLOCKS.filter((b) => !KNOWN.includes(b.lang)).map((b) => `${label(b)}: a \`${b.lang || '(no language)'}\` block`)
+    expect(unknown, 'blocks this test does not know how to run').toEqual([])
     expect(nodeBlocks.length).toBeGreaterThanOrEqual(7)
   })
 
@@ -197,21 +227,55 @@ describe('every README code block runs as pasted (from the packed package)', () 
     expect(() => JSON.parse(block.code)).not.toThrow()
   })
 
-  it('the sh blocks: the CLI command runs; the rest are the commands this test and CI run', async () => {
-    const commands = BLOCKS.filter((b) => b.lang === 'sh')
-      .flatMap((b) => b.code.replace(/\\\n\s*/g, '').split('\n'))
-      .map((line) => line.replace(/\s+#.*$/, '').trim())
-      .filter(Boolean)
-    const cli = commands.filter((c) => c.startsWith('npx isomorphic-analytics '))
-    expect(commands.filter((c) => !cli.includes(c))).toEqual(['npm install && npm start', 'npm test', 'npm install isomorphic-analytics'])
+  it('the sh blocks: the CLI command runs; the npm commands are the ones this test and CI run', async () => {
+    const commands = shellBlocks.flatMap(commandsOf)
+    for (const npm of commands.filter((c) => c.startsWith('npm '))) expect(NPM_COMMANDS, 'an npm command in the README').toContain(npm)
+    expect(commands).toEqual(expect.arrayContaining(NPM_COMMANDS))
+    const cli = commands.filter(isCli)
     expect(cli.length).toBeGreaterThan(0)
     for (const command of cli) {
-      const args = command.replace('npx isomorphic-analytics ', '').replace('--port 8700', '--port 0').split(/\s+/)
-      const code = await whileListening([join(scratch.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args], async (url) => {
+      const code = await whileListening(cliArgs(command), async (url) => {
         const response = await fetch(`${url}/v1/batch`, { method: 'POST', body: '{"batch":[]}', headers: { 'content-type': 'application/json' } })
         expect(response.status).toBe(401) // no write key: the collector is up and answering
-      })
+      }, LISTENING)
       expect(code).toBe(0)
+    }
+  }, 60_000)
+
+  it.each(sessions.map((b) => [label(b), b] as const))('%s runs in bash against the CLI collector', async (_label, block) => {
+    const command = shellBlocks.flatMap(commandsOf).find(isCli)!
+    const args = cliArgs(/--admin-token\s/.test(command) ? command : `${command} --admin-token ${ENV.ADMIN_TOKEN}`)
+    const before = recorded.length
+    let result: RunResult | undefined
+    const code = await whileListening(args, async (url) => {
+      const script = block.code
+        .replace(/https?:\/\/(?:127\.0\.0\.1|localhost):8700/g, url)
+        .replace(/\b([A-Z][A-Z0-9_]*)=\.\.\.(?=[;\s]|$)/gm, (_, name: string) => `${name}="$DOCS_${name}"`)
+      writeFileSync(join(scratch.dir, 'codes.txt'), '')
+      const wrapper = `curl() { command curl -sS --max-time 10 -o "$DOCS_DIR/body.txt" -w '%{http_code}\\n' "$@" >> "$DOCS_DIR/codes.txt" && cat "$DOCS_DIR/body.txt" && echo; }\n`
+      result = await run('bash', ['-e', '-o', 'pipefail', '-c', wrapper + script], {
+        cwd: scratch.dir,
+        env: { DOCS_DIR: scratch.dir, DOCS_TOKEN: ENV.ADMIN_TOKEN, DOCS_ADMIN_TOKEN: ENV.ADMIN_TOKEN, DOCS_WRITE_KEY: ENV.WRITE_KEY },
+      })
+      if (/-u KEY:/.test(block.code) && /--webhook/.test(command)) {
+        // A message sent with the README's write key is forwarded, signed with its secret.
+        const deadline = Date.now() + 10_000
+        while (!recorded.slice(before).some((r) => r.signature) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      }
+    }, LISTENING)
+    expect(code).toBe(0)
+    clean(result!, label(block))
+    const codes = readFileSync(join(scratch.dir, 'codes.txt'), 'utf8').trim().split('\n').map(Number)
+    expect(codes.length, `${label(block)} made no request`).toBeGreaterThan(0)
+    for (const status of codes) {
+      expect(status, `${label(block)}: a request got no answer (000), a 5xx or a 401\n${result!.stdout}`).toSatisfy((n: number) => n >= 200 && n < 500 && n !== 401)
+    }
+    if (/-u KEY:/.test(block.code) && /--webhook/.test(command)) {
+      const hook = new URL(/--webhook\s+(\S+)/.exec(command)![1])
+      const secret = /--shared-secret\s+(\S+)/.exec(command)?.[1]
+      const forwarded = recorded.slice(before).filter((r) => r.host === hook.host && r.path === hook.pathname)
+      expect(forwarded.length, `${label(block)}: nothing was forwarded to ${hook.href}`).toBeGreaterThan(0)
+      if (secret) expect(forwarded[0].signature).toBe(createHmac('sha1', secret).update(forwarded[0].body).digest('hex'))
     }
   }, 60_000)
 
@@ -224,13 +288,13 @@ describe('every README code block runs as pasted (from the packed package)', () 
     expect(normalise(result.stdout)).toEqual(normalise(shown.code))
   })
 
-  it('the text block of DEBUG lines is what DEBUG=analytics prints (ids, sizes, ports and times aside)', async () => {
+  it.each(['analytics', 'analytics:*', 'analytics:client'])('the text block of DEBUG lines is what DEBUG=%s prints (ids, sizes, ports and times aside)', async (setting) => {
     writeFileSync(join(scratch.dir, 'debug-lines.mjs'), `import { Client } from 'isomorphic-analytics'
 const client = new Client('k', { endpoint: 'http://127.0.0.1:8700' })
 client.track({ userId: 'u', event: 'E' })
 await client.flush()
 `)
-    const result = await node(['--import', './redirect.mjs', 'debug-lines.mjs'], { DEBUG: 'analytics' })
+    const result = await node(['--import', './redirect.mjs', 'debug-lines.mjs'], { DEBUG: setting })
     const shown = BLOCKS.find((b) => b.lang === 'text' && b.code.startsWith('analytics:client '))!
     const normalise = (text: string) =>
       text.trim().split('\n').map((line) => line
@@ -241,7 +305,7 @@ await client.flush()
 
   it('the browser blocks run in Chromium (bundled, and as a <script> from unpkg)', async () => {
     const browserBlocks = BLOCKS.filter(isBrowser)
-    expect(browserBlocks.map((b) => b.lang).sort()).toEqual(['html', 'ts'])
+    expect(browserBlocks.map((b) => b.lang)).toContain('html')
     const chromium = await launchChromium()
     const sent: string[] = []
     try {
@@ -274,7 +338,7 @@ await client.flush()
         while (sent.length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
         expect(errors, label(block)).toEqual([])
         expect(sent.length, `${label(block)} sent nothing`).toBeGreaterThan(before)
-        expect(JSON.parse(sent[sent.length - 1])).toMatchObject({ writeKey: 'YOUR_WRITE_KEY' })
+        if (block.code.includes('YOUR_WRITE_KEY')) expect(JSON.parse(sent[sent.length - 1])).toMatchObject({ writeKey: 'YOUR_WRITE_KEY' })
         await page.close()
         await context.unroute('https://app.test/')
       }
