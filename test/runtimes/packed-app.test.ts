@@ -1,7 +1,7 @@
 /**
  * A user's first hour, from the packed tarball: a browser app that imports the client and the
- * webhooks entry builds with webpack 5, Vite and esbuild with no warning and no Node built-in
- * requested; and a TypeScript project that imports every entry type-checks under node16 (ESM and
+ * webhooks entry, and a worker that serves the collector's fetch handler, build with webpack 5,
+ * Vite and esbuild with no warning and no Node built-in requested; and a TypeScript project that imports every entry type-checks under node16 (ESM and
  * CommonJS), nodenext, bundler, node10 and a workers-style config (`lib: ["es2022", "dom"]`,
  * `types: []`: no Node types). `skipLibCheck` is off, so our declaration files are checked too.
  */
@@ -20,6 +20,13 @@ import { verifySignature } from 'isomorphic-analytics/webhooks'
 const client = new Client('YOUR_WRITE_KEY', { endpoint: 'https://collector.example.com' })
 client.track({ anonymousId: 'a-1', event: 'Page Loaded', properties: { n: 10n } })
 export { client, verifySignature }
+`
+
+/** What a worker or edge function does: the collector's fetch handler (its Node server is never reached). */
+const WORKER_APP = `import { createCollector } from 'isomorphic-analytics/collector'
+
+const collector = createCollector({ sources: [{ name: 'web', writeKey: 'k', webhooks: { urls: [{ url: 'https://hooks.example.com/a' }] } }] })
+export default { fetch: (request) => collector.fetch(request) }
 `
 
 /** Uses each entry the way its README section does, with the types users write. */
@@ -60,6 +67,7 @@ beforeAll(() => {
   writeFileSync(join(scratch.dir, 'package.json'), '{ "name": "first-hour-app", "private": true }\n')
   mkdirSync(join(scratch.dir, 'src'))
   writeFileSync(join(scratch.dir, 'src/main.js'), BROWSER_APP)
+  writeFileSync(join(scratch.dir, 'src/worker.js'), WORKER_APP)
   for (const ext of ['ts', 'mts', 'cts']) {
     writeFileSync(join(scratch.dir, `consumer.${ext}`), CONSUMER)
     writeFileSync(join(scratch.dir, `testing.${ext}`), TESTING_CONSUMER)
@@ -74,11 +82,11 @@ afterAll(() => scratch?.remove())
 
 const requireFromRoot = createRequire(join(ROOT, 'package.json'))
 
-describe('a browser app built from the packed package', () => {
+describe('a browser app and a worker built from the packed package', () => {
   it('webpack 5 (target web, production): no warning, no error, no Node built-in', async () => {
     const webpack = requireFromRoot('webpack') as typeof import('webpack')
     const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
-      webpack({ mode: 'production', target: 'web', context: scratch.dir, entry: './src/main.js', output: { path: join(scratch.dir, 'out-webpack') } }, (error, result) =>
+      webpack({ mode: 'production', target: 'web', context: scratch.dir, entry: { main: './src/main.js', worker: './src/worker.js' }, output: { path: join(scratch.dir, 'out-webpack') } }, (error, result) =>
         error ? reject(error) : resolve(result!)),
     )
     const info = stats.toJson({ all: false, warnings: true, errors: true, modules: true })
@@ -96,14 +104,14 @@ describe('a browser app built from the packed package', () => {
       configFile: false,
       logLevel: 'warn',
       customLogger: { info() {}, warn: note, warnOnce: note, error: note, clearScreen() {}, hasErrorLogged: () => false, hasWarned: false },
-      build: { outDir: join(scratch.dir, 'out-vite'), rollupOptions: { input: join(scratch.dir, 'src/main.js'), onwarn: (warning) => note(warning.message) } },
+      build: { outDir: join(scratch.dir, 'out-vite'), rollupOptions: { input: [join(scratch.dir, 'src/main.js'), join(scratch.dir, 'src/worker.js')], onwarn: (warning) => note(warning.message) } },
     })
     expect(warnings).toEqual([])
   }, 60_000)
 
   it('esbuild (--platform=browser): no warning, no Node built-in, no cross-fetch', async () => {
     const { build } = await import('esbuild')
-    const result = await build({ entryPoints: [join(scratch.dir, 'src/main.js')], bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, metafile: true, logLevel: 'silent' })
+    const result = await build({ entryPoints: [join(scratch.dir, 'src/main.js'), join(scratch.dir, 'src/worker.js')], outdir: join(scratch.dir, 'out-esbuild'), bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, metafile: true, logLevel: 'silent' })
     expect(result.warnings.map((w) => w.text)).toEqual([])
     const inputs = Object.keys(result.metafile.inputs)
     expect(inputs.filter((p) => !p.startsWith('(disabled):') && /cross-fetch|node-fetch/.test(p))).toEqual([])

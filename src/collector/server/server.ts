@@ -71,7 +71,7 @@ export async function startServer(
   target: FetchHandler | { fetch: FetchHandler },
   options: ServerOptions = {},
 ): Promise<CollectorServer> {
-  const http = (await import(/* @vite-ignore */ NODE_HTTP)) as typeof import('node:http')
+  const http = (await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_HTTP)) as typeof import('node:http')
   const host = options.host ?? '127.0.0.1'
   // Event streams (the console's live view) never go idle: closing the server ends them.
   const streams = new Set<() => void>()
@@ -137,7 +137,7 @@ const agents = new Map<string, HttpAgent>()
 
 function load(protocol: 'http' | 'https'): Promise<NodeHttp> {
   const specifier = `node:${protocol}`
-  return (modules[protocol] ??= import(/* @vite-ignore */ specifier) as Promise<NodeHttp>)
+  return (modules[protocol] ??= import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<NodeHttp>)
 }
 
 function headerRecord(init: RequestInit | undefined, bodyLength: number): Record<string, string> {
