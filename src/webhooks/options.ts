@@ -70,6 +70,14 @@ export interface ResolvedDestinationOptions {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** RFC 9110 §5.5 field value, restricted to ASCII: visible characters, space and tab. */
 const FIELD_VALUE = /^[\t\x20-\x7e]*$/
+const CONTROL_NAMES: Record<number, string> = { 0x0: 'NUL', 0xa: 'LF', 0xd: 'CR', 0x7f: 'DEL' }
+
+/** `U+2026 (…), not ASCII` / `U+000D (CR), a control character`. */
+function describeChar(char: string): string {
+  const code = char.codePointAt(0)!
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
+  return code < 0x20 || code === 0x7f ? `${hex}${CONTROL_NAMES[code] ? ` (${CONTROL_NAMES[code]})` : ''}, a control character` : `${hex} (${char}), not ASCII`
+}
 /** Set by the destination itself; a static header may not replace them. */
 const RESERVED = new Set(['user-agent', 'content-type', SIGNATURE_HEADER.toLowerCase()])
 /** Owned by fetch and the connection; setting them would break or confuse the request. */
@@ -138,7 +146,10 @@ function resolveHeaders(option: string, value: unknown): Record<string, string> 
       throw new ConfigError(option, `Expected \`${where}\` to be a string, got ${describe(headerValue)}.`)
     }
     if (!FIELD_VALUE.test(headerValue)) {
-      throw new ConfigError(option, `Expected \`${where}\` to hold only visible ASCII characters, spaces and tabs (no CR, LF, other control or non-ASCII characters), got ${describe(headerValue)}.`)
+      // Header values are often credentials (`Authorization`): say where the bad character is, not the value.
+      const chars = [...headerValue]
+      const at = chars.findIndex((c) => !FIELD_VALUE.test(c))
+      throw new ConfigError(option, `Expected \`${where}\` to hold only visible ASCII characters, spaces and tabs; its character ${at + 1} is ${describeChar(chars[at])}. (The value is not shown: it may be a credential.)`)
     }
     headers[name] = headerValue.trim()
   }

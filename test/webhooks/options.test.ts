@@ -56,6 +56,17 @@ describe('WebhookDestination options', () => {
       expect(error.message).toMatch(/visible ASCII/)
     }
     expect(configError({ urls: [{ url, headers: { 'X-Num': 5 } }] }).message).toMatch(/to be a string, got `5`/)
+  })
+
+  it('a bad header value is located by character, never repeated (it may be a credential)', () => {
+    // A placeholder with an ellipsis, pasted from docs: the message says which character is wrong.
+    const pasted = configError({ urls: [{ url, headers: { Authorization: 'Bearer sk_live_a1b2…' } }] })
+    expect(pasted.message).toBe(
+      'Expected `urls[0].headers["Authorization"]` to hold only visible ASCII characters, spaces and tabs; its character 20 is U+2026 (…), not ASCII. (The value is not shown: it may be a credential.)',
+    )
+    const injected = configError({ urls: [{ url, headers: { 'X-Api-Key': 'secret-9\r\nX-Injected: 1' } }] })
+    expect(injected.message).toContain('its character 9 is U+000D (CR), a control character.')
+    for (const error of [pasted, injected]) expect(error.message).not.toMatch(/sk_live|secret-9/)
     expect(configError({ urls: [{ url, headers: 'X-A: b' }] }).option).toBe('urls[0].headers')
   })
 
