@@ -6,7 +6,10 @@ export function maskSecret(secret: string): string {
   return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
 }
 
-/** `url` with the values of credential query parameters (`writeKey`, `token`) masked. */
+/** Query parameters that carry credentials: write keys, tokens, API keys, secrets, signatures. */
+const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|password|sig|signature)=)([^&#]*)/gi
+
+/** `url` with the values of credential query parameters (`writeKey`, `token`, `api_key`, …) masked. */
 export function maskUrl(url: string): string {
-  return url.replace(/([?&](?:writeKey|write_key|token)=)([^&#]*)/gi, (_, name: string, value: string) => name + maskSecret(value))
+  return url.replace(CREDENTIAL_PARAM, (_, name: string, value: string) => name + maskSecret(value))
 }

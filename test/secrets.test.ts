@@ -15,5 +15,8 @@ describe('maskUrl', () => {
     expect(maskUrl('http://127.0.0.1:8700/beacon/v1/batch?writeKey=wk_live_0123456789&x=1')).toBe('http://127.0.0.1:8700/beacon/v1/batch?writeKey=…6789&x=1')
     expect(maskUrl('http://h/v1/batch')).toBe('http://h/v1/batch')
     expect(maskUrl('http://h/p?token=short')).toBe('http://h/p?token=…')
+    expect(maskUrl('https://hooks.example.com/in?api_key=ak_0123456789&access_token=at_0123456789&sig=abcdefghij#x'))
+      .toBe('https://hooks.example.com/in?api_key=…6789&access_token=…6789&sig=…ghij#x')
+    expect(maskUrl('https://h/p?keyword=seo&monkey=1')).toBe('https://h/p?keyword=seo&monkey=1')
   })
 })

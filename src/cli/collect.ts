@@ -4,7 +4,7 @@
  */
 import { createCollector, nodeFetch, startServer, type CollectorServer } from '../collector/index.js'
 import { count, createLogger, debugEnables } from '../logger.js'
-import { maskSecret } from '../secrets.js'
+import { maskSecret, maskUrl } from '../secrets.js'
 import type { CollectArgs } from './args.js'
 import { fileSettings } from './settings-file.js'
 import { formatProgress, startProgress } from './progress.js'
@@ -23,7 +23,7 @@ function describeSources(args: CollectArgs): string[] {
     const urls = source.webhooks?.enabled !== false ? (source.webhooks?.urls ?? []) : []
     const target = urls.length === 0
       ? 'not forwarded'
-      : `→ ${urls.map((u) => u.url).join(', ')}${source.webhooks?.sharedSecret ? ' (signed)' : ''}`
+      : `→ ${urls.map((u) => maskUrl(u.url)).join(', ')}${source.webhooks?.sharedSecret ? ' (signed)' : ''}`
     return `  source "${source.name}" (write key ${maskSecret(source.writeKey)}) ${target}`
   })
 }

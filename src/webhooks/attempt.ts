@@ -10,12 +10,13 @@
  * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background
  * and are reported `pending`), or once all have answered.
  */
-import { isAnalyticsError, type AnalyticsError } from '../errors.js'
+import { isAnalyticsError, TimeoutError, type AnalyticsError } from '../errors.js'
 import type { FetchLike } from '../platform/runtime.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
+import { maskUrl } from '../secrets.js'
 
 /** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
 export interface UrlResult {
@@ -122,9 +123,22 @@ async function send(request: AttemptRequest, target: AttemptTarget, body: string
     // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of
     // being cut short (the scheduler never sleeps past the window).
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
-    return { status, error: await httpFailure(url, response, retryAfterMs) }
+    return { status, error: await httpFailure(maskUrl(url), response, retryAfterMs) }
   } catch (error) {
-    if (isAnalyticsError(error)) return { error }
-    return { error: transportFailure(url, error) }
+    if (isAnalyticsError(error)) return { error: withMaskedUrl(error, url, timeout) }
+    return { error: transportFailure(maskUrl(url), error) }
   }
+}
+
+/**
+ * A webhook URL may carry a credential (`?token=…`): the errors `attemptRequest` makes name the URL
+ * as fetched, so they are made again from the same cause with it masked. (The client's endpoint
+ * carries none: its write key travels in a header.)
+ */
+function withMaskedUrl(error: AnalyticsError, url: string, timeout: number): AnalyticsError {
+  const shown = maskUrl(url)
+  if (shown === url) return error
+  if (error.code === 'TIMEOUT') return new TimeoutError(timeout, { cause: error.cause, url: shown })
+  if (error.code === 'NETWORK' || error.code === 'TLS') return transportFailure(shown, error.cause)
+  return error
 }

@@ -13,6 +13,7 @@ import { AbortedError, ClientClosedError, ValidationError, type AnalyticsError }
 import { Emitter } from '../emitter.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
+import { maskUrl } from '../secrets.js'
 import { retry } from '../transport/retry.js'
 import { isRetryableError } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
@@ -70,9 +71,9 @@ export class WebhookDestination {
     const log = createLogger('analytics:webhooks', debugEnables(readDebugSetting(), 'analytics:webhooks'))
     if (log.enabled) {
       const events = this.#events
-      events.on('attempt', ({ attempt, urls }) => log(`attempt ${attempt}: POST to ${urls.join(', ')}`))
+      events.on('attempt', ({ attempt, urls }) => log(`attempt ${attempt}: POST to ${urls.map(maskUrl).join(', ')}`))
       events.on('retry', ({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.message}); retrying in ${delayMs} ms`))
-      events.on('delivered', ({ attempt, url, status }) => log(`delivered to ${url} (${status}) after ${count(attempt, 'attempt')}`))
+      events.on('delivered', ({ attempt, url, status }) => log(`delivered to ${maskUrl(url)} (${status}) after ${count(attempt, 'attempt')}`))
       events.on('failed', ({ attempts, error }) => log(`failed after ${count(attempts, 'attempt')}: ${error.message}`))
     }
   }

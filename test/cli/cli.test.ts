@@ -260,11 +260,12 @@ describe('isomorphic-analytics CLI', () => {
     }
   })
 
-  it('never prints a write key, shared secret or admin token in full, even with DEBUG=analytics', async () => {
+  it('never prints a write key, shared secret, admin token or URL token in full, even with DEBUG=analytics', async () => {
     const hook = await receiver()
-    const [key, secret, token] = ['wk_live_0123456789abcd', 'shared-secret-9876wxyz', 'admin-token-5555qrst']
+    const [key, secret, token, urlToken] = ['wk_live_0123456789abcd', 'shared-secret-9876wxyz', 'admin-token-5555qrst', 'hook_0123456789']
     try {
-      const cli = run(['collect', '--port', '0', '--write-key', key, '--webhook', hook.url, '--shared-secret', secret, '--admin-token', token], { DEBUG: 'analytics' })
+      const webhook = `${hook.url}?token=${urlToken}`
+      const cli = run(['collect', '--port', '0', '--write-key', key, '--webhook', webhook, '--shared-secret', secret, '--admin-token', token], { DEBUG: 'analytics' })
       const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
       await cli.waitFor(/Press Ctrl\+C to stop/)
       for (const [writeKey, status] of [[key, 200], ['wrong-key-0000', 401]] as const) {
@@ -280,11 +281,12 @@ describe('isomorphic-analytics CLI', () => {
       cli.child.kill('SIGTERM')
       expect(await cli.exit).toBe(0)
       const output = cli.stdout() + cli.stderr()
-      expect(cli.stdout()).toContain(`source "default" (write key …abcd) → ${hook.url} (signed)`)
+      expect(cli.stdout()).toContain(`source "default" (write key …abcd) → ${hook.url}?token=…6789 (signed)`)
       expect(cli.stderr()).toContain('analytics:cli source "default": write key …abcd, 1 webhook URL, shared secret …wxyz')
       expect(cli.stderr()).toContain('analytics:cli admin token …qrst')
+      expect(cli.stderr()).toContain(`analytics:webhooks delivered to ${hook.url}?token=…6789 (200) after 1 attempt`)
       expect(cli.stderr()).toMatch(/analytics:collector /)
-      for (const full of [key, secret, token, 'wrong-key-0000', btoa(`${key}:`)]) expect(output).not.toContain(full)
+      for (const full of [key, secret, token, urlToken, 'wrong-key-0000', btoa(`${key}:`)]) expect(output).not.toContain(full)
     } finally {
       await hook.close()
     }

@@ -1,5 +1,7 @@
 /** WebhookDestination against real loopback HTTP servers: requests, headers, signature, outcome. */
 import { createHmac } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it, vi } from 'vitest'
 import {
   WEBHOOK_USER_AGENT,
@@ -198,5 +200,41 @@ describe('WebhookDestination delivery', () => {
       `analytics:webhooks delivered to ${a.url} (200) after 1 attempt`,
     ])
     expect(lines.join('\n')).not.toContain(SECRET)
+  })
+
+  it('DEBUG lines mask a credential in the URL', async () => {
+    const a = await server({ status: 200 })
+    const url = `${a.url}?token=hook_0123456789`
+    vi.stubEnv('DEBUG', 'analytics:webhooks')
+    const lines: string[] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    try {
+      await new WebhookDestination({ urls: [{ url }] }).deliver(payload)
+    } finally {
+      spy.mockRestore()
+      vi.unstubAllEnvs()
+    }
+    expect(lines.map((l) => l.replace(/ \+\d+ms$/, ''))).toEqual([
+      `analytics:webhooks attempt 1: POST to ${a.url}?token=…6789`,
+      `analytics:webhooks delivered to ${a.url}?token=…6789 (200) after 1 attempt`,
+    ])
+  })
+
+  it("errors name a webhook URL with its credential masked (refused: 403; nothing listening: ECONNREFUSED)", async () => {
+    const a = await server({ status: 403, body: JSON.stringify({ message: 'Forbidden' }), headers: { 'content-type': 'application/json' } })
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise((resolve) => closed.close(resolve))
+    for (const [base, expected] of [
+      [a.url, `${a.url}?token=…6789 answered 403: Forbidden`],
+      [`http://127.0.0.1:${port}/in`, `Request to http://127.0.0.1:${port}/in?token=…6789 failed: connect ECONNREFUSED 127.0.0.1:${port}`],
+    ]) {
+      const result = await new WebhookDestination({ urls: [{ url: `${base}?token=hook_0123456789` }], retryWindow: 0 }).deliver(payload)
+      expect(result.delivered).toBe(false)
+      expect(result.error?.message).toBe(expected)
+      // results[].url stays the URL as configured (the caller's own value); messages are masked.
+      for (const r of result.results) expect(r.error?.message).not.toContain('hook_0123456789')
+    }
   })
 })
