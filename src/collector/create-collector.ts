@@ -4,7 +4,7 @@
  * Node, Bun, Deno and workers.
  */
 import { ClientClosedError } from '../errors.js'
-import { createLogger, debugEnables, type Logger } from '../logger.js'
+import { count, createLogger, debugEnables, type Logger } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import type { WebhookDestination } from '../webhooks/index.js'
 import { MemoryMemberships } from './admin/memberships.js'
@@ -137,9 +137,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   async function drain(timeoutMs: number): Promise<DrainReport> {
     settings.close()
     consoleContext?.streams.close()
-    log(`closing: ${stats().pending} deliveries pending, waiting up to ${timeoutMs} ms`)
+    log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
-    log(drained ? 'closed: every delivery settled' : `closed: ${pending} deliveries still pending were cancelled`)
+    log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stats: stats() }
   }
 

@@ -131,10 +131,13 @@ describe('forwarding to the source Webhooks destination', () => {
 describe('close()', () => {
   it('stops accepting and waits for deliveries in flight', async () => {
     const hold = deferred<Response>()
-    const { collector, calls } = forwardingCollector({}, () => hold.promise)
+    const lines: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    const { collector, calls } = forwardingCollector({ debug: true }, () => hold.promise)
     await collector.fetch(post({ batch: [track()] }))
     await until(() => calls.length === 1, 'in flight')
     const closing = collector.close()
+    expect(lines).toContainEqual(expect.stringMatching(/^analytics:collector closing: 1 delivery pending, waiting up to 10000 ms \+\d+ms$/))
     expect(collector.closed).toBe(true)
     expect((await collector.fetch(post({ batch: [track()] }))).status).toBe(503)
     hold.resolve(new Response('ok'))
@@ -145,7 +148,9 @@ describe('close()', () => {
 
   it('is bounded: reports what is still pending and cancels its retries (fake timers)', async () => {
     vi.useFakeTimers()
-    const { collector, calls } = forwardingCollector({ drainTimeout: 3_000 }, () => new Response('', { status: 503 }))
+    const lines: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    const { collector, calls } = forwardingCollector({ drainTimeout: 3_000, debug: true }, () => new Response('', { status: 503 }))
     await collector.fetch(post({ batch: [track({ messageId: 'a' }), track({ messageId: 'b' })] }))
     await vi.advanceTimersByTimeAsync(0)
     expect(calls).toHaveLength(2)
@@ -155,6 +160,7 @@ describe('close()', () => {
     expect(report.drained).toBe(false)
     expect(report.pending).toBe(2)
     expect(report.stats).toMatchObject({ pending: 0, failed: 2, forwarded: 0 })
+    expect(lines).toContainEqual(expect.stringMatching(/^analytics:collector closed: 2 deliveries still pending cancelled \+\d+ms$/))
   })
 
   it('refuses deletions and audience syncs after close', async () => {
