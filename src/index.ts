@@ -6,6 +6,8 @@ export type {
   AliasMessage, CommonFields, GroupMessage, Identity, IdentifyMessage, Integrations, JsonObject,
   LibraryInfo, MessageType, PageMessage, Properties, PropertyValue, ScreenMessage, SentMessage, TrackMessage,
 } from './message/types.js'
+export type { AnyEvents, EventSchemas, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from './message/typed-calls.js'
+export type { StandardIssue, StandardResult, StandardSchemaV1 } from './message/standard-schema.js'
 export {
   AbortedError, AnalyticsError, ClientClosedError, ConfigError, HttpError, MessageTooLargeError,
   NetworkError, QueueFullError, TimeoutError, TlsError, ValidationError,

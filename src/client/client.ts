@@ -2,18 +2,20 @@
  * The Client orchestrates: it builds messages, queues them, decides when to flush, and hands
  * batches to Delivery. Limits, bodies, retries and the runtime probe live in their own modules.
  */
-import { AnalyticsError, ClientClosedError, QueueFullError } from '../errors.js'
+import { AnalyticsError, ClientClosedError, QueueFullError, type ValidationError } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
 import { count, createLogger, type Logger } from '../logger.js'
 import type {
-  AliasMessage, GroupMessage, IdentifyMessage, MessageInputs, MessageType, PageMessage, ScreenMessage,
-  SentMessage, TrackMessage,
+  AliasMessage, MessageInputs, MessageType, PageMessage, ScreenMessage,
+  JsonObject, SentMessage,
 } from '../message/types.js'
+import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
 import { onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
+import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 
 export interface FlushResult {
@@ -43,13 +45,20 @@ export interface ClientEvents {
   error: AnalyticsError
 }
 
-export class Client {
+/**
+ * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
+ * `identify` and `group` accept; `Events` is inferred from option `schema` when one is given.
+ * Without either, every call takes any name and properties.
+ */
+export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonObject> {
   readonly #options: ResolvedOptions
   readonly #log: Logger
   readonly #bodies: BodyBuilder
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
   #queue: QueuedMessage[] = []
+  /** Messages waiting for an async `schema` verdict, and those queued after them. */
+  readonly #validated = new OrderedGate<QueuedMessage>((queued) => this.#accept(queued), (queued, error) => this.#refuse(error))
   readonly #pending = new Set<Promise<BatchOutcome>>()
   readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
   #timer: TimerHandle | undefined
@@ -57,7 +66,7 @@ export class Client {
   #closing: Promise<FlushResult> | undefined
   readonly #unsubscribe: Array<() => void>
 
-  constructor(writeKey: string, options?: ClientOptions) {
+  constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
     this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
@@ -82,12 +91,12 @@ export class Client {
     this.#unsubscribe = [onProcessIdleExit(() => this.#onIdleExit()), onPageHide(() => this.#onPageHide())]
   }
 
-  identify(message: IdentifyMessage): SentMessage<'identify'> {
-    return this.#enqueue('identify', message)
+  identify(message: TypedIdentifyMessage<Traits>): SentMessage<'identify'> {
+    return this.#enqueue('identify', message as MessageInputs['identify'])
   }
 
-  track(message: TrackMessage): SentMessage<'track'> {
-    return this.#enqueue('track', message)
+  track(message: TypedTrackMessage<Events>): SentMessage<'track'> {
+    return this.#enqueue('track', message as MessageInputs['track'])
   }
 
   page(message: PageMessage): SentMessage<'page'> {
@@ -98,8 +107,8 @@ export class Client {
     return this.#enqueue('screen', message)
   }
 
-  group(message: GroupMessage): SentMessage<'group'> {
-    return this.#enqueue('group', message)
+  group(message: TypedGroupMessage<GroupTraits>): SentMessage<'group'> {
+    return this.#enqueue('group', message as MessageInputs['group'])
   }
 
   alias(message: AliasMessage): SentMessage<'alias'> {
@@ -125,6 +134,12 @@ export class Client {
    * batches in flight or waiting to retry) is delivered or has failed for good. Never rejects.
    */
   flush(): Promise<FlushResult> {
+    // Messages waiting for an async schema verdict were queued before this call: wait for them.
+    if (this.#validated.size > 0) return this.#validated.settled().then(() => this.#flushNow())
+    return this.#flushNow()
+  }
+
+  #flushNow(): Promise<FlushResult> {
     this.#dispatchQueue()
     const pending = [...this.#pending]
     return Promise.all(pending).then((outcomes) => {
@@ -166,18 +181,29 @@ export class Client {
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
     const queued = buildMessage(type, input, this.#options)
+    const { schema } = this.#options
+    this.#validated.push(queued, schema && type === 'track' ? checkEvent(schema, queued.message as SentMessage<'track'>) : undefined)
+    return queued.message as SentMessage<T>
+  }
+
+  /** A built message that passed its schema (if any): queue it, or drop it when the queue is full. */
+  #accept(queued: QueuedMessage): void {
     const held = this.#queue.length + this.#stats.inFlight
     if (held >= this.#options.maxQueueSize) {
       this.#stats.dropped++
       const error = new QueueFullError(this.#options.maxQueueSize, { messages: [queued.message] })
       queueMicrotask(() => this.#report(error))
-      return queued.message as SentMessage<T>
+      return
     }
     this.#queue.push(queued)
-    if (this.#log.enabled) this.#log(`enqueued ${type} ${queued.message.messageId} (${queued.bytes} bytes)`)
+    if (this.#log.enabled) this.#log(`enqueued ${queued.message.type} ${queued.message.messageId} (${queued.bytes} bytes)`)
     if (this.#queue.length >= this.#options.flushAt) this.#dispatchQueue()
     else if (this.#timer === undefined) this.#armTimer()
-    return queued.message as SentMessage<T>
+  }
+
+  /** A track whose properties failed its event's schema: reported, never sent. */
+  #refuse(error: ValidationError): void {
+    queueMicrotask(() => this.#report(error))
   }
 
   /** Moves everything queued into batches handed to delivery. */
@@ -221,7 +247,7 @@ export class Client {
 
   /** The process would exit on its own: send what is queued and keep it alive until settled. */
   #onIdleExit(): void {
-    if (this.#queue.length === 0 && this.#pending.size === 0) return
+    if (this.#queue.length === 0 && this.#pending.size === 0 && this.#validated.size === 0) return
     this.#log('process is exiting; flushing first')
     const keepAlive = setInterval(() => {}, 1 << 30)
     void this.flush().finally(() => clearInterval(keepAlive))

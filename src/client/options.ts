@@ -6,10 +6,12 @@
 import { ConfigError } from '../errors.js'
 import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
+import type { StandardSchemaV1 } from '../message/standard-schema.js'
+import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
 import { defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
 import { debugEnables } from '../logger.js'
 
-export interface ClientOptions {
+export interface ClientOptions<Events = AnyEvents> {
   /** Base URL; batches go to `${endpoint}/v1/batch`. */
   endpoint?: string
   /** Flush when this many messages are queued; 1 sends each message at once. */
@@ -45,6 +47,11 @@ export interface ClientOptions {
    * preflight. Default: on in browsers and web workers, off elsewhere.
    */
   plainText?: boolean
+  /**
+   * Standard Schema validators (zod, valibot, arktype…) per event name: a `track()` whose
+   * properties fail is reported through `'error'` and not sent. Events without one pass as they are.
+   */
+  schema?: EventSchemas<Events>
 }
 
 export interface ResolvedOptions {
@@ -65,6 +72,7 @@ export interface ResolvedOptions {
   readonly minRetryDelay: number
   readonly maxRetryDelay: number
   readonly plainText: boolean
+  readonly schema: Readonly<Record<string, StandardSchemaV1>> | undefined
 }
 
 /** The only defaults object. The README's options table is checked against it by a test. */
@@ -86,7 +94,7 @@ export const MAX_RETRY_AFTER_MS = 300_000
 
 const KNOWN = new Set([
   ...Object.keys(DEFAULTS),
-  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText',
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema',
 ])
 
 function integer(name: string, value: unknown, min: number, fallback: number): number {
@@ -132,7 +140,23 @@ function endpoint(value: unknown): string {
   return base
 }
 
-export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): ResolvedOptions {
+/** Each entry must implement Standard Schema v1 (`~standard.validate`); arktype's are functions. */
+function schemas(value: unknown): Readonly<Record<string, StandardSchemaV1>> | undefined {
+  const map = object<Record<string, unknown>>('schema', value)
+  if (map === undefined) return undefined
+  for (const [event, schema] of Object.entries(map)) {
+    const standard = (typeof schema === 'object' || typeof schema === 'function') && schema !== null
+      ? (schema as Partial<StandardSchemaV1>)['~standard']
+      : undefined
+    if (typeof standard?.validate !== 'function' || standard.version !== 1) {
+      const option = `schema[${JSON.stringify(event)}]`
+      throw new ConfigError(option, `Expected \`${option}\` to be a Standard Schema v1 validator (zod, valibot, arktype…), got ${describe(schema)}.`)
+    }
+  }
+  return Object.freeze({ ...map }) as Readonly<Record<string, StandardSchemaV1>>
+}
+
+export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> = {}): ResolvedOptions {
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
     throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describe(writeKey)}.`)
   }
@@ -175,5 +199,6 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions = {}): Re
     minRetryDelay,
     maxRetryDelay,
     plainText: boolean('plainText', input.plainText, isBrowserLike()),
+    schema: schemas(input.schema),
   })
 }

@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+/**
+ * Issue 12 targets, the cost of tracking plans:
+ *   (a) client: track() with a zod schema of five properties, minus track() without one (the same
+ *       client options and event), per call: target ≤ 2 µs;
+ *   (b) collector: ingest throughput of the fetch handler (batches of 100 track events, forwarding
+ *       off, in process) with a JSON Schema tracking plan vs without: target within 20 %.
+ * Runs are interleaved (without, with, without, …) so load on a shared machine hits both alike.
+ *
+ *   node bench/tracking-plan.mjs          prints a table
+ * Needs the build (`npm run build`); bench/run.mjs names a frozen copy in BENCH_DIST.
+ */
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import path from 'node:path'
+import { z } from 'zod'
+
+const SELF = fileURLToPath(import.meta.url)
+const DIST = process.env.BENCH_DIST ?? path.join(path.dirname(SELF), '..', 'dist', 'index.js')
+const load = (entry) => import(new URL(entry, pathToFileURL(DIST)).href)
+
+const median = (values) => {
+  const s = [...values].sort((a, b) => a - b)
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+const RUNS = 9
+const WARMUP = 3
+
+// ── (a) client ──────────────────────────────────────────────────────────────────────────────
+
+const orderCompleted = z.object({
+  orderId: z.string(),
+  total: z.number(),
+  currency: z.enum(['EUR', 'USD', 'GBP']),
+  quantity: z.number().int(),
+  coupon: z.string().optional(),
+})
+
+const trackInput = (i) => ({
+  userId: `user_${i % 1000}`,
+  event: 'Order Completed',
+  properties: { orderId: `ord_${i}`, total: 10 + (i % 100) / 100, currency: 'EUR', quantity: 1 + (i % 3), coupon: 'WINTER' },
+})
+
+async function clientCost() {
+  const { Client } = await load('index.js')
+  const ok = () => Promise.resolve(new Response('{"success":true}', { status: 200 }))
+  const options = { fetch: ok, flushAt: 1_000_000, maxQueueSize: 10_000_000, flushAfter: 3_600_000 }
+  const plain = new Client('bench-key', options)
+  const checked = new Client('bench-key', { ...options, schema: { 'Order Completed': orderCompleted } })
+  let refused = 0
+  checked.on('error', () => refused++)
+  const POOL = 1024
+  const inputs = Array.from({ length: POOL }, (_, i) => trackInput(i))
+  const CALLS = 20_000
+  const time = (client) => {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < CALLS; i++) client.track(inputs[i & (POOL - 1)])
+    return Number(process.hrtime.bigint() - t0) / CALLS
+  }
+  const without = []
+  const withSchema = []
+  for (let run = 0; run < WARMUP + RUNS; run++) {
+    const a = time(plain)
+    await plain.flush()
+    const b = time(checked)
+    await checked.flush()
+    if (run >= WARMUP) {
+      without.push(a)
+      withSchema.push(b)
+    }
+  }
+  // The validator alone, for scale.
+  const zodNs = []
+  for (let run = 0; run < WARMUP + RUNS; run++) {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < CALLS; i++) orderCompleted['~standard'].validate(inputs[i & (POOL - 1)].properties)
+    if (run >= WARMUP) zodNs.push(Number(process.hrtime.bigint() - t0) / CALLS)
+  }
+  await Promise.all([plain.close(), checked.close()])
+  if (refused > 0) throw new Error(`${refused} valid events were refused`)
+  return { without: median(without), with: median(withSchema), zod: median(zodNs) }
+}
+
+export async function run() {
+  const client = await clientCost()
+  return [
+    { name: 'track() without schema', value: Math.round(client.without), unit: 'ns/call' },
+    { name: 'track() with a zod schema of five properties', value: Math.round(client.with), unit: 'ns/call' },
+    { name: 'zod ~standard.validate alone (same properties)', value: Math.round(client.zod), unit: 'ns/call' },
+    { name: 'schema cost per track() (with − without)', value: Number(((client.with - client.without) / 1000).toFixed(3)), unit: 'µs', target: '≤ 2' },
+  ]
+}
+
+if (process.argv[1] === SELF) console.table(await run())

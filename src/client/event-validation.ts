@@ -1,0 +1,105 @@
+/**
+ * Run-time tracking plans in the client: a `track()` whose event has a Standard Schema validator
+ * (option `schema`) is checked before it is queued. A failure becomes a `ValidationError` naming
+ * the event and the field path; the message is reported, not sent.
+ *
+ * Validators may answer with a Promise (Standard Schema allows it). Such a message waits in
+ * `OrderedGate`, and so does every message queued after it, of any type, until the verdicts
+ * before it are in: messages reach the queue in call order, and none is lost (`flush()` and
+ * `close()` wait for the gate first). Synchronous verdicts with nothing waiting pass straight on.
+ */
+import { ValidationError } from '../errors.js'
+import type { StandardIssue, StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
+import type { SentMessage } from '../message/types.js'
+
+/** `undefined`: the message passes (or has no validator); an error: it fails; a Promise: not known yet. */
+export type Verdict = ValidationError | undefined | Promise<ValidationError | undefined>
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
+
+/** `properties.items[0].sku`, from a Standard Schema issue path. */
+export function fieldPath(path: StandardIssue['path']): string {
+  let field = 'properties'
+  for (const segment of path ?? []) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment
+    if (typeof key === 'number') field += `[${key}]`
+    else if (typeof key === 'string' && IDENTIFIER.test(key)) field += `.${key}`
+    else field += `[${JSON.stringify(typeof key === 'symbol' ? key.toString() : key)}]`
+  }
+  return field
+}
+
+const MAX_LISTED = 5
+
+function verdict(event: string, message: SentMessage, result: StandardResult<unknown>): ValidationError | undefined {
+  const { issues } = result
+  if (!issues) return undefined
+  const listed = issues.slice(0, MAX_LISTED).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`).join('; ')
+  const more = issues.length > MAX_LISTED ? ` (and ${issues.length - MAX_LISTED} more)` : ''
+  return failure(fieldPath(issues[0]?.path), `Event ${JSON.stringify(event)} does not match its schema: ${listed}${more}.`, message)
+}
+
+const failure = (field: string, text: string, message: SentMessage, cause?: unknown) =>
+  new ValidationError(field, text, { messages: [message], cause })
+
+const threw = (event: string, message: SentMessage, cause: unknown) =>
+  failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${cause instanceof Error ? cause.message : String(cause)}`, message, cause)
+
+/** Checks a track message's properties against its event's validator, if there is one. */
+export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, message: SentMessage<'track'>): Verdict {
+  const { event } = message
+  if (!Object.hasOwn(schemas, event)) return undefined
+  let result: StandardResult<unknown> | Promise<StandardResult<unknown>>
+  try {
+    result = schemas[event]['~standard'].validate(message.properties ?? {})
+  } catch (error) {
+    return threw(event, message, error)
+  }
+  if (typeof (result as Partial<Promise<unknown>>).then === 'function') {
+    return Promise.resolve(result).then((r) => verdict(event, message, r), (error: unknown) => threw(event, message, error))
+  }
+  return verdict(event, message, result as StandardResult<unknown>)
+}
+
+/**
+ * Passes items on in the order they were pushed, each once its verdict is known: `accept` when it
+ * passes, `reject` when it fails. Never rejects; `settled()` resolves once everything pushed so
+ * far has been passed on.
+ */
+export class OrderedGate<T> {
+  readonly #accept: (item: T) => void
+  readonly #reject: (item: T, error: ValidationError) => void
+  #waiting = 0
+  #tail: Promise<void> = Promise.resolve()
+
+  constructor(accept: (item: T) => void, reject: (item: T, error: ValidationError) => void) {
+    this.#accept = accept
+    this.#reject = reject
+  }
+
+  /** Items held behind a verdict not yet known. */
+  get size(): number {
+    return this.#waiting
+  }
+
+  push(item: T, verdict: Verdict): void {
+    if (this.#waiting === 0 && !(verdict instanceof Promise)) {
+      this.#pass(item, verdict)
+      return
+    }
+    this.#waiting++
+    this.#tail = this.#tail.then(() => verdict).then((error) => {
+      this.#waiting--
+      this.#pass(item, error)
+    })
+  }
+
+  settled(): Promise<void> {
+    return this.#tail
+  }
+
+  #pass(item: T, error: ValidationError | undefined): void {
+    if (error === undefined) this.#accept(item)
+    else this.#reject(item, error)
+  }
+}
