@@ -9,25 +9,12 @@
  * `close()` wait for the gate first). Synchronous verdicts with nothing waiting pass straight on.
  */
 import { ValidationError } from '../errors.js'
-import type { StandardIssue, StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
+import { fieldPath } from '../message/field-path.js'
+import type { StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
 import type { SentMessage } from '../message/types.js'
 
 /** `undefined`: the message passes (or has no validator); an error: it fails; a Promise: not known yet. */
 export type Verdict = ValidationError | undefined | Promise<ValidationError | undefined>
-
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
-
-/** `properties.items[0].sku`, from a Standard Schema issue path. */
-export function fieldPath(path: StandardIssue['path']): string {
-  let field = 'properties'
-  for (const segment of path ?? []) {
-    const key = typeof segment === 'object' && segment !== null ? segment.key : segment
-    if (typeof key === 'number') field += `[${key}]`
-    else if (typeof key === 'string' && IDENTIFIER.test(key)) field += `.${key}`
-    else field += `[${JSON.stringify(typeof key === 'symbol' ? key.toString() : key)}]`
-  }
-  return field
-}
 
 const MAX_LISTED = 5
 

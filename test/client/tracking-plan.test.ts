@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { Client, ConfigError, isValidationError, ValidationError, type JsonObject, type StandardSchemaV1 } from '../../src/index.js'
-import { fieldPath } from '../../src/client/event-validation.js'
+import { fieldPath } from '../../src/message/field-path.js'
 import { collector, createTestClient, ENDPOINT, installServer, listen } from '../helpers/client.js'
 
 installServer()

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError } from '../../../src/index.js'
+import { compileTrackingPlan, type TrackingPlanConfig } from '../../../src/collector/ingest/tracking-plan.js'
+
+const AT = 'sources[0].trackingPlan'
+const orderCompleted = {
+  type: 'object',
+  required: ['orderId', 'total'],
+  properties: {
+    orderId: { type: 'string' },
+    total: { type: 'number' },
+    email: { type: 'string', format: 'email' },
+    items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' } } } },
+  },
+  additionalProperties: false,
+}
+const plan = (extra: Partial<TrackingPlanConfig> = {}) =>
+  compileTrackingPlan({ events: { 'Order Completed': orderCompleted, 'Logged Out': true }, ...extra }, AT)!
+const track = (event: string, properties?: Record<string, unknown>) => ({ type: 'track', event, userId: 'u', ...(properties && { properties }) })
+
+describe('compileTrackingPlan: verdicts', () => {
+  it('passes planned events whose properties match, and every other message type', () => {
+    expect(plan().verdict(track('Order Completed', { orderId: 'o', total: 1, email: 'a@b.test' }))).toBeUndefined()
+    expect(plan().verdict(track('Logged Out'))).toBeUndefined()
+    expect(plan({ unplanned: 'block' }).verdict({ type: 'identify', userId: 'u', traits: { total: 'x' } })).toBeUndefined()
+  })
+
+  it('names every broken field of a violation, and blocks it by default', () => {
+    const verdict = plan().verdict(track('Order Completed', { total: '9.50', email: 'nope', items: [{ sku: 1 }], extra: 1 }))
+    expect(verdict?.blocked).toBe(true)
+    expect(verdict?.reason).toBe(
+      'Event "Order Completed" does not match the tracking plan: properties.orderId is required; ' +
+      'properties.extra is not in the plan; properties.total must be number; ' +
+      'properties.email must match format "email"; properties.items[0].sku must be string.',
+    )
+  })
+
+  it('checks a track without properties as {}', () => {
+    expect(plan().verdict(track('Order Completed'))?.reason).toContain('properties.orderId is required; properties.total is required.')
+  })
+
+  it("violations: 'allow' forwards, still with the reason", () => {
+    const verdict = plan({ violations: 'allow' }).verdict(track('Order Completed', { orderId: 1, total: 1 }))
+    expect(verdict).toEqual({ blocked: false, reason: 'Event "Order Completed" does not match the tracking plan: properties.orderId must be string.' })
+  })
+
+  it("unplanned events are allowed by default and blocked with unplanned: 'block'", () => {
+    expect(plan().verdict(track('Order Complete'))).toEqual({ blocked: false, reason: 'Event "Order Complete" is not in the tracking plan.' })
+    expect(plan({ unplanned: 'block' }).verdict(track('Order Complete'))?.blocked).toBe(true)
+    // Names are own keys: "constructor" is not planned.
+    expect(plan({ unplanned: 'block' }).verdict(track('constructor'))?.blocked).toBe(true)
+  })
+})
+
+describe('compileTrackingPlan: bad plans are ConfigErrors naming the event and the problem', () => {
+  const compile = (input: unknown) => () => compileTrackingPlan(input, AT)
+  it.each([
+    [{ events: { E: { type: 'strin' } } }, 'sources[0].trackingPlan.events["E"]', /is not a valid JSON Schema: .*type/],
+    [{ events: { E: { type: 'object', requried: ['a'] } } }, 'sources[0].trackingPlan.events["E"]', /unknown keyword: "requried"/],
+    [{ events: { E: { type: 'string', format: 'emial' } } }, 'sources[0].trackingPlan.events["E"]', /unknown format "emial"/],
+    [{ events: { E: 'string' } }, 'sources[0].trackingPlan.events["E"]', /to be a JSON Schema \(an object or a boolean\), got `"string"`/],
+    [{ events: [] }, 'sources[0].trackingPlan.events', /to be an object \(event name → JSON Schema of its properties\), got an array/],
+    [{ events: {}, unplanned: 'drop' }, 'sources[0].trackingPlan.unplanned', /to be 'allow' or 'block', got `"drop"`/],
+    [{ events: {}, violation: 'block' }, 'sources[0].trackingPlan.violation', /Unknown option/],
+    ['plan.json', 'sources[0].trackingPlan', /to be an object \{ events, unplanned\?, violations\? \}/],
+  ])('%j', (input, option, message) => {
+    let error: unknown
+    try {
+      compile(input)()
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as ConfigError).option).toBe(option)
+    expect((error as ConfigError).message).toMatch(message)
+    expect((error as ConfigError).message).toContain(option)
+  })
+
+  it('no plan, no checks', () => {
+    expect(compileTrackingPlan(undefined, AT)).toBeUndefined()
+  })
+})
