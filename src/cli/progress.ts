@@ -8,7 +8,8 @@ export function formatProgress(stats: CollectorStats): string {
   return (
     `received ${stats.received} · forwarded ${stats.forwarded} · retrying ${stats.retrying} · ` +
     `failed ${stats.failed} · pending ${stats.pending} · rejected requests ${stats.rejected}` +
-    (stats.lastReceivedAt === undefined ? '' : ` · last received at ${stats.lastReceivedAt}`)
+    (stats.lastReceivedAt === undefined ? '' : ` · last received at ${stats.lastReceivedAt}`) +
+    (stats.blocked > 0 ? ` · blocked by tracking plans ${stats.blocked}` : '')
   )
 }
 

@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/runtime.js'
 import { memorySettings, type SettingsStore } from './console/settings.js'
+import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 
 export interface WebhookUrlConfig {
   url: string
@@ -32,6 +33,8 @@ export interface SourceConfig {
   /** Names the source in deletion requests, audience syncs and logs. */
   name: string
   webhooks?: SourceWebhooksConfig
+  /** JSON Schemas per track event, and what to do with unplanned events and violations. */
+  trackingPlan?: TrackingPlanConfig
 }
 
 export interface CollectorConfig {
@@ -71,6 +74,8 @@ export interface ResolvedSource {
   webhooks: ResolvedWebhooks | undefined
   /** `webhooks` as configured (a disabled destination keeps its URLs), for the console. */
   configured?: SourceWebhooksConfig
+  /** The source's tracking plan, compiled; `undefined` without one. */
+  trackingPlan?: TrackingPlan
 }
 
 export interface ResolvedConfig {
@@ -96,7 +101,7 @@ export const COLLECTOR_DEFAULTS = {
 const CONFIG_KEYS = new Set([
   'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'debug', 'onError', 'settings',
 ])
-const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks'])
+const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
 const URL_KEYS = new Set(['url', 'headers'])
 
@@ -159,6 +164,7 @@ function resolveSource(input: unknown, i: number): ResolvedSource {
     name: input.name,
     webhooks: resolveSourceWebhooks(input.webhooks, i),
     ...(input.webhooks !== undefined && { configured: input.webhooks as SourceWebhooksConfig }),
+    trackingPlan: compileTrackingPlan(input.trackingPlan, `${at}.trackingPlan`),
   }
 }
 

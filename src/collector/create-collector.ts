@@ -38,6 +38,8 @@ export interface CollectorStats {
   metrics: number
   /** When the latest accepted message arrived (ISO 8601), as recorded in its `receivedAt`. */
   lastReceivedAt: string | undefined
+  /** Accepted messages not forwarded because they break the source's tracking plan. */
+  blocked: number
   /** Payloads a webhook URL accepted (messages, deletions and audience identifies). */
   forwarded: number
   /** Payloads that failed for good. */

@@ -5,12 +5,15 @@
 import { ConfigError, isConfigError } from '../errors.js'
 import { WebhookDestination } from '../webhooks/index.js'
 import type { ResolvedConfig, ResolvedSource } from './config.js'
+import type { TrackingPlan } from './ingest/tracking-plan.js'
 
 export interface SourceRuntime {
   readonly name: string
   readonly writeKey: string
   /** `undefined` when the source's Webhooks destination is not enabled. Replaced when settings change (console). */
   destination: WebhookDestination | undefined
+  /** `undefined` when the source has no tracking plan. */
+  readonly trackingPlan: TrackingPlan | undefined
 }
 
 /**
@@ -22,8 +25,8 @@ export function createSourceRuntime(
   index: number,
   config: ResolvedConfig,
 ): SourceRuntime {
-  const { webhooks } = source
-  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, destination: undefined }
+  const { webhooks, trackingPlan } = source
+  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
   let destination: WebhookDestination
   try {
     destination = new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) })
@@ -33,5 +36,5 @@ export function createSourceRuntime(
     const message = error.message.replace(/`([^`]*)`/g, (match, name: string) => (name === error.option ? `\`${option}\`` : match))
     throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
   }
-  return { name: source.name, writeKey: source.writeKey, destination }
+  return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
 }

@@ -10,6 +10,8 @@ export interface SourceCounts {
   received: number
   /** Accepted messages not forwarded: no enabled destination, or turned off by `integrations`. */
   skipped: number
+  /** Accepted messages not forwarded because they break the source's tracking plan. */
+  blocked: number
   /** Payloads a webhook URL accepted (messages, deletions and audience identifies). */
   forwarded: number
   /** Payloads that failed for good. */
@@ -21,8 +23,8 @@ export interface SourceCounts {
 export interface IngestTally {
   request(): void
   rejected(): void
-  /** `at`: the `receivedAt` the messages were given. */
-  accepted(source: string, received: number, forwarding: number, at?: string): void
+  /** `at`: the `receivedAt` the messages were given; `blocked`: not forwarded because of a tracking plan. */
+  accepted(source: string, received: number, forwarding: number, at?: string, blocked?: number): void
   /** An analytics.js metrics request (`/v1/m`) was answered. */
   metrics(): void
 }
@@ -33,7 +35,7 @@ export interface DeliveryTally {
   retried(source: string): void
 }
 
-const zero = (): SourceCounts => ({ received: 0, skipped: 0, forwarded: 0, failed: 0, retries: 0 })
+const zero = (): SourceCounts => ({ received: 0, skipped: 0, blocked: 0, forwarded: 0, failed: 0, retries: 0 })
 
 export class Tally implements IngestTally, DeliveryTally {
   #requests = 0
@@ -54,11 +56,12 @@ export class Tally implements IngestTally, DeliveryTally {
     this.#rejected++
   }
 
-  accepted(source: string, received: number, forwarding: number, at?: string): void {
+  accepted(source: string, received: number, forwarding: number, at?: string, blocked = 0): void {
     if (at !== undefined) this.#lastReceivedAt = at
     const counts = this.#of(source)
     counts.received += received
-    counts.skipped += received - forwarding
+    counts.skipped += received - forwarding - blocked
+    counts.blocked += blocked
   }
 
   metrics(): void {

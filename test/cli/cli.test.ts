@@ -248,6 +248,48 @@ describe('isomorphic-analytics CLI', () => {
     }
   })
 
+  it('--config can carry a source trackingPlan: violations are blocked, counted and logged with the reason', async () => {
+    const hook = await receiver()
+    try {
+      const config = join(dir, 'plan.json')
+      writeFileSync(config, JSON.stringify({
+        sources: [{
+          writeKey: 'WEB',
+          name: 'web',
+          webhooks: { enabled: true, urls: [{ url: hook.url }] },
+          trackingPlan: { events: { 'Order Completed': { type: 'object', required: ['total'], properties: { total: { type: 'number' } } } } },
+        }],
+      }))
+      const cli = run(['collect', '--port', '0', '--config', config], { DEBUG: 'analytics' })
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      const response = await fetch(`${url}/v1/batch`, {
+        method: 'POST',
+        headers: { authorization: basic('WEB'), 'content-type': 'application/json' },
+        body: JSON.stringify({ batch: [
+          { type: 'track', event: 'Order Completed', userId: 'u', messageId: 'ok-1', properties: { total: 5 } },
+          { type: 'track', event: 'Order Completed', userId: 'u', messageId: 'bad-1', properties: { total: '5' } },
+        ] }),
+      })
+      expect(response.status).toBe(200)
+      await hook.until(1)
+      cli.child.kill('SIGTERM')
+      expect(await cli.exit).toBe(0)
+      expect(hook.received.map((r) => JSON.parse(r.body).messageId)).toEqual(['ok-1'])
+      expect(cli.stderr()).toContain('web: blocked bad-1: Event "Order Completed" does not match the tracking plan: properties.total must be number.')
+      expect(cli.stdout()).toMatch(/forwarded 1 · .* · blocked by tracking plans 1/)
+    } finally {
+      await hook.close()
+    }
+  })
+
+  it('a --config plan that is not valid JSON Schema exits 2 naming the event', async () => {
+    const config = join(dir, 'bad-plan.json')
+    writeFileSync(config, JSON.stringify({ sources: [{ writeKey: 'WEB', name: 'web', trackingPlan: { events: { Signup: { type: 'object', requried: ['plan'] } } } }] }))
+    const cli = run(['collect', '--port', '0', '--config', config])
+    expect(await cli.exit).toBe(2)
+    expect(cli.stderr()).toContain('`sources[0].trackingPlan.events["Signup"]` is not a valid JSON Schema: strict mode: unknown keyword: "requried"')
+  })
+
   it('exits 1 with a message when the port is taken', async () => {
     const hook = await receiver()
     try {

@@ -19,6 +19,7 @@ import type { IngestTally } from '../stats.js'
 import { stringifyExact } from './exact-json.js'
 import { extractMessages, parseJson, type BodyKind, type Message } from './parse.js'
 import { integrationEnabled } from './routing.js'
+import type { PlanVerdict } from './tracking-plan.js'
 
 /** A batch (or single call) the collector accepted. */
 export interface AcceptedBatch {
@@ -27,6 +28,8 @@ export interface AcceptedBatch {
   body: Record<string, unknown>
   /** Its messages, validated and normalised (what is forwarded). */
   messages: Message[]
+  /** The messages that break the source's tracking plan (by index in `messages`), and why. */
+  violations: Array<PlanVerdict & { index: number }>
 }
 
 export interface IngestContext {
@@ -63,10 +66,19 @@ export function backlogFull(source: string): HttpProblem {
  * Records a request's messages for the console, once the queue has taken them: each delivery's
  * trace was deferred (the queue may have started it already) and is bound to its record now.
  */
-function recordAll(record: NonNullable<IngestContext['record']>, source: SourceRuntime, messages: Message[], deliveries: QueuedDelivery[]): void {
+function recordAll(
+  record: NonNullable<IngestContext['record']>,
+  source: SourceRuntime,
+  messages: Message[],
+  deliveries: QueuedDelivery[],
+  blocked: ReadonlyMap<number, string>,
+): void {
   let next = 0
-  for (const message of messages) {
-    if (source.destination === undefined) {
+  for (const [i, message] of messages.entries()) {
+    const reason = blocked.get(i)
+    if (reason !== undefined) {
+      record(source.name, message, { outcome: 'blocked', reason })
+    } else if (source.destination === undefined) {
       record(source.name, message, { outcome: 'not forwarded', reason: 'the Webhooks destination is off' })
     } else if (!integrationEnabled(message.integrations)) {
       record(source.name, message, { outcome: 'not forwarded', reason: 'turned off by its `integrations`' })
@@ -75,6 +87,20 @@ function recordAll(record: NonNullable<IngestContext['record']>, source: SourceR
       ;(delivery.trace as DeferredTrace).bind(record(source.name, message, delivery))
     }
   }
+}
+
+/** The source's tracking plan applied to each message: those that break it, and whether that blocks them. */
+function checkPlan(source: SourceRuntime, messages: readonly Message[], log: Logger): AcceptedBatch['violations'] {
+  const plan = source.trackingPlan
+  if (plan === undefined) return []
+  const violations: AcceptedBatch['violations'] = []
+  messages.forEach((message, index) => {
+    const verdict = plan.verdict(message)
+    if (verdict === undefined) return
+    violations.push({ index, ...verdict })
+    if (log.enabled) log(`${source.name}: ${verdict.blocked ? 'blocked' : 'allowed'} ${String(message.messageId)}: ${verdict.reason}`)
+  })
+  return violations
 }
 
 /** How a request names its write key: Basic auth or the body, or (beacon) the query. */
@@ -99,10 +125,13 @@ export function createIngest(context: IngestContext): Ingest {
     }
     const receivedAt = new Date().toISOString()
     const messages = extractMessages(kind, body, receivedAt, hasBigInt)
+    const violations = checkPlan(source, messages, context.log)
+    const blockedAt = new Map(violations.flatMap((v) => (v.blocked ? [[v.index, v.reason] as const] : [])))
     const deliveries: QueuedDelivery[] = []
     const { record } = context
     if (source.destination !== undefined) {
-      for (const message of messages) {
+      for (const [i, message] of messages.entries()) {
+        if (blockedAt.has(i)) continue
         if (!integrationEnabled(message.integrations)) continue
         // Serialised here, where it is known whether the body held a bigint: these exact bytes
         // are queued, signed and sent.
@@ -116,12 +145,12 @@ export function createIngest(context: IngestContext): Ingest {
       const held = context.queue.enqueue(deliveries)
       if (!(typeof held === 'boolean' ? held : await held)) throw backlogFull(source.name)
     }
-    if (record) recordAll(record, source, messages, deliveries)
-    context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt)
+    if (record) recordAll(record, source, messages, deliveries, blockedAt)
+    context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt, blockedAt.size)
     if (context.log.enabled) {
       context.log(`${source.name}: accepted ${count(messages.length, 'message')}, forwarding ${count(deliveries.length, 'payload')} (received at ${receivedAt})`)
     }
-    context.onAccepted?.({ source: source.name, body: body as Record<string, unknown>, messages })
+    context.onAccepted?.({ source: source.name, body: body as Record<string, unknown>, messages, violations })
     return jsonResponse(200, { success: true }, corsHeaders(request))
   }
 }

@@ -101,6 +101,10 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
       validators.set(event, ajv.compile(schema))
     } catch (error) {
       const problem = error instanceof Error ? error.message : String(error)
+      if (error instanceof EvalError) {
+        // ajv compiles each schema to a function; Cloudflare Workers and strict CSPs forbid that.
+        throw new ConfigError(option, `\`${option}\` cannot be compiled here: this runtime forbids code generation (${problem}); tracking plans need Node, Bun or Deno.`)
+      }
       throw new ConfigError(option, `\`${option}\` is not a valid JSON Schema: ${problem}`)
     }
   }

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../../src/index.js'
 import { compileTrackingPlan, type TrackingPlanConfig } from '../../../src/collector/ingest/tracking-plan.js'
+import type { AcceptedBatch } from '../../../src/collector/ingest/accept.js'
+import { resolveConfig } from '../../../src/collector/config.js'
+import { buildCollector } from '../../../src/collector/create-collector.js'
+import { createCollector } from '../../../src/collector/index.js'
+import { KEY, post, recordingFetch, until } from '../helpers.js'
 
 const AT = 'sources[0].trackingPlan'
 const orderCompleted = {
@@ -78,5 +83,70 @@ describe('compileTrackingPlan: bad plans are ConfigErrors naming the event and t
 
   it('no plan, no checks', () => {
     expect(compileTrackingPlan(undefined, AT)).toBeUndefined()
+  })
+})
+
+describe('ingest with a source trackingPlan', () => {
+  const trackingPlan = (extra: Partial<TrackingPlanConfig> = {}): TrackingPlanConfig => ({ events: { 'Order Completed': orderCompleted }, ...extra })
+  const batch = {
+    batch: [
+      track('Order Completed', { orderId: 'o-1', total: 5 }),
+      track('Order Completed', { orderId: 'o-2', total: '5' }),
+      track('Order Complete', { orderId: 'o-3', total: 5 }),
+      { type: 'identify', userId: 'u' },
+    ].map((m, i) => ({ ...m, messageId: `m-${i}` })),
+  }
+
+  function planned(plan: TrackingPlanConfig, webhooks = true) {
+    const receiver = recordingFetch()
+    const accepted: AcceptedBatch[] = []
+    const config = resolveConfig({
+      sources: [{
+        writeKey: KEY,
+        name: 'web',
+        trackingPlan: plan,
+        ...(webhooks && { webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }] } }),
+      }],
+      fetch: receiver.fetch,
+    })
+    const collector = buildCollector(config, { onAccepted: (b) => accepted.push(b) })
+    return { collector, calls: receiver.calls, accepted }
+  }
+
+  it('forwards what passes, blocks violations, counts them, and keeps each reason; the batch succeeds', async () => {
+    const { collector, calls, accepted } = planned(trackingPlan())
+    const response = await collector.fetch(post(batch))
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ success: true })
+    await until(() => collector.stats().forwarded === 3, 'three deliveries')
+    expect(calls.map((c) => c.json.messageId)).toEqual(['m-0', 'm-2', 'm-3'])
+    expect(collector.stats()).toMatchObject({ received: 4, blocked: 1, skipped: 0, forwarded: 3 })
+    expect(accepted[0].violations).toEqual([
+      { index: 1, blocked: true, reason: 'Event "Order Completed" does not match the tracking plan: properties.total must be number.' },
+      { index: 2, blocked: false, reason: 'Event "Order Complete" is not in the tracking plan.' },
+    ])
+    await collector.close()
+  })
+
+  it("unplanned: 'block' and violations: 'allow'", async () => {
+    const { collector, calls } = planned(trackingPlan({ unplanned: 'block', violations: 'allow' }))
+    expect((await collector.fetch(post(batch))).status).toBe(200)
+    await until(() => collector.stats().forwarded === 3, 'three deliveries')
+    expect(calls.map((c) => c.json.messageId)).toEqual(['m-0', 'm-1', 'm-3'])
+    expect(collector.stats()).toMatchObject({ received: 4, blocked: 1, forwarded: 3 })
+    await collector.close()
+  })
+
+  it('counts blocked messages apart from skipped ones when the source forwards nowhere', async () => {
+    const { collector } = planned(trackingPlan(), false)
+    expect((await collector.fetch(post(batch))).status).toBe(200)
+    expect(collector.stats()).toMatchObject({ received: 4, blocked: 1, skipped: 3, forwarded: 0 })
+    await collector.close()
+  })
+
+  it('a bad plan fails createCollector with a ConfigError naming the source, the event and the problem', () => {
+    const make = () => createCollector({ sources: [{ writeKey: KEY, name: 'web', trackingPlan: { events: { 'Order Completed': { type: 'object', properties: { total: { type: 'numbr' } } } } } }] })
+    expect(make).toThrow(ConfigError)
+    expect(make).toThrow(/^`sources\[0\]\.trackingPlan\.events\["Order Completed"\]` is not a valid JSON Schema: .*type/)
   })
 })
