@@ -82,13 +82,79 @@ async function clientCost() {
   return { without: median(without), with: median(withSchema), zod: median(zodNs) }
 }
 
+// ── (b) collector ───────────────────────────────────────────────────────────────────────────
+
+const BATCH = 100
+const productViewed = {
+  type: 'object',
+  required: ['sku', 'price', 'currency', 'category'],
+  properties: {
+    sku: { type: 'string', minLength: 1 },
+    price: { type: 'number', minimum: 0 },
+    currency: { enum: ['EUR', 'USD', 'GBP'] },
+    category: { type: 'string' },
+  },
+  additionalProperties: false,
+}
+
+function batchBody(n) {
+  const now = new Date().toISOString()
+  const batch = Array.from({ length: BATCH }, (_, i) => ({
+    type: 'track',
+    event: 'Product Viewed',
+    userId: `user-${i % 50}`,
+    messageId: `m-${n}-${i}`,
+    timestamp: now,
+    properties: { sku: `sku-${i}`, price: 19.99, currency: 'EUR', category: 'shoes' },
+  }))
+  return JSON.stringify({ batch, sentAt: now })
+}
+
+async function collectorThroughput() {
+  const { createCollector } = await load('collector.js')
+  const KEY = 'bench-key'
+  const plain = createCollector({ sources: [{ writeKey: KEY, name: 'bench' }] })
+  const planned = createCollector({
+    sources: [{ writeKey: KEY, name: 'bench', trackingPlan: { events: { 'Product Viewed': productViewed }, unplanned: 'block' } }],
+  })
+  const bodies = Array.from({ length: 64 }, (_, n) => batchBody(n))
+  const headers = { 'content-type': 'application/json', authorization: `Basic ${btoa(`${KEY}:`)}` }
+  const REQUESTS = 400
+  const time = async (collector) => {
+    const t0 = performance.now()
+    for (let i = 0; i < REQUESTS; i++) {
+      const response = await collector.fetch(new Request('http://collector.test/v1/batch', { method: 'POST', headers, body: bodies[i & 63] }))
+      if (response.status !== 200) throw new Error(`ingest answered ${response.status}`)
+    }
+    return (REQUESTS * BATCH) / ((performance.now() - t0) / 1000)
+  }
+  const without = []
+  const withPlan = []
+  for (let run = 0; run < WARMUP + RUNS; run++) {
+    const a = await time(plain)
+    const b = await time(planned)
+    if (run >= WARMUP) {
+      without.push(a)
+      withPlan.push(b)
+    }
+  }
+  const blocked = planned.stats().blocked
+  await Promise.all([plain.close(0), planned.close(0)])
+  if (blocked > 0) throw new Error(`${blocked} valid events were blocked`)
+  return { without: median(without), with: median(withPlan) }
+}
+
 export async function run() {
   const client = await clientCost()
+  const collector = await collectorThroughput()
   return [
     { name: 'track() without schema', value: Math.round(client.without), unit: 'ns/call' },
     { name: 'track() with a zod schema of five properties', value: Math.round(client.with), unit: 'ns/call' },
     { name: 'zod ~standard.validate alone (same properties)', value: Math.round(client.zod), unit: 'ns/call' },
     { name: 'schema cost per track() (with − without)', value: Number(((client.with - client.without) / 1000).toFixed(3)), unit: 'µs', target: '≤ 2' },
+    { name: 'collector ingest, fetch handler in process, batches of 100, no plan', value: Math.round(collector.without), unit: 'events/s' },
+    { name: 'collector ingest, same, with a tracking plan (4 properties)', value: Math.round(collector.with), unit: 'events/s' },
+    { name: 'ingest throughput with a plan, relative to without', value: Number((100 * collector.with / collector.without).toFixed(1)), unit: '%', target: '≥ 80' },
   ]
 }
 
