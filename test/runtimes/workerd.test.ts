@@ -2,7 +2,8 @@
  * workerd (Cloudflare Workers' runtime, from npm): the package's ESM build, bundled by esbuild the
  * way wrangler does (browser platform, `workerd`/`worker` conditions, no `nodejs_compat`), runs in
  * a fetch handler that creates a Client, tracks one event and passes `client.flush()` to
- * `ctx.waitUntil`. One request to workerd on loopback → the sink receives the event.
+ * `ctx.waitUntil`. One request to workerd on loopback → the sink receives the event. The collector
+ * runs there too; a tracking plan (ajv compiles schemas to code, which Workers forbid) cannot.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
@@ -13,8 +14,22 @@ import { startSink, UUID_V4, type Sink } from './support/sink.js'
 import { requireBinary, requireBuild, ROOT, scratchDir, writeFiles } from './support/runtimes.js'
 
 const WORKER_SOURCE = `import { Client } from 'isomorphic-analytics'
+import { createCollector } from 'isomorphic-analytics/collector'
+const PLAN = { events: { Signup: { type: 'object', properties: { plan: { type: 'string' } } } } }
+/** The collector in a Worker: without a tracking plan it ingests; with one it says why it cannot. */
+function collectorRoute(request) {
+  try {
+    const plan = new URL(request.url).searchParams.get('plan') === '1'
+    const collector = createCollector({ sources: [{ writeKey: 'edge-key', name: 'edge', ...(plan && { trackingPlan: PLAN }) }] })
+    const batch = JSON.stringify({ writeKey: 'edge-key', batch: [{ type: 'track', userId: 'u', event: 'Signup', properties: {} }] })
+    return collector.fetch(new Request('http://collector/v1/batch', { method: 'POST', body: batch }))
+  } catch (error) {
+    return Response.json({ name: error.name, option: error.option, message: error.message }, { status: 500 })
+  }
+}
 export default {
   async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/collector') return collectorRoute(request)
     const tag = new URL(request.url).searchParams.get('tag')
     const client = new Client('edge-key', { endpoint: env.SINK, flushAt: 100 })
     const message = client.track({ userId: 'edge-user', event: tag, properties: { runtime: 'workerd' } })
@@ -130,6 +145,17 @@ describe('workerd', () => {
     while (!output.includes('flushed {"delivered":1,"failed":0}') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     expect(output).toContain('flushed {"delivered":1,"failed":0}')
   }, 60_000)
+
+  it('runs the collector; a source with a trackingPlan is a ConfigError saying Workers forbid compiling it', async () => {
+    const plain = await fetch(`${workerdUrl}/collector`)
+    expect(plain.status, output).toBe(200)
+    const planned = await fetch(`${workerdUrl}/collector?plan=1`)
+    expect(planned.status).toBe(500)
+    const error = (await planned.json()) as { name: string; option: string; message: string }
+    expect(error.name).toBe('ConfigError')
+    expect(error.option).toBe('sources[0].trackingPlan.events["Signup"]')
+    expect(error.message).toMatch(/cannot be compiled here: this runtime forbids code generation .*tracking plans need Node, Bun or Deno/)
+  }, 30_000)
 
   it('serves the worker bundle with no node: import in it', async () => {
     const { readFileSync } = await import('node:fs')
