@@ -90,12 +90,12 @@ function recordAll(
 }
 
 /** The source's tracking plan applied to each message: those that break it, and whether that blocks them. */
-function checkPlan(source: SourceRuntime, messages: readonly Message[], log: Logger): AcceptedBatch['violations'] {
+function checkPlan(source: SourceRuntime, messages: readonly Message[], hasBigInt: boolean, log: Logger): AcceptedBatch['violations'] {
   const plan = source.trackingPlan
   if (plan === undefined) return []
   const violations: AcceptedBatch['violations'] = []
   messages.forEach((message, index) => {
-    const verdict = plan.verdict(message)
+    const verdict = plan.verdict(message, hasBigInt)
     if (verdict === undefined) return
     violations.push({ index, ...verdict })
     if (log.enabled) log(`${source.name}: ${verdict.blocked ? 'blocked' : 'allowed'} ${String(message.messageId)}: ${verdict.reason}`)
@@ -125,7 +125,7 @@ export function createIngest(context: IngestContext): Ingest {
     }
     const receivedAt = new Date().toISOString()
     const messages = extractMessages(kind, body, receivedAt, hasBigInt)
-    const violations = checkPlan(source, messages, context.log)
+    const violations = checkPlan(source, messages, hasBigInt, context.log)
     const blockedAt = new Map(violations.flatMap((v) => (v.blocked ? [[v.index, v.reason] as const] : [])))
     const deliveries: QueuedDelivery[] = []
     const { record } = context

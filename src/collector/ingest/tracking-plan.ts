@@ -31,7 +31,8 @@ export interface PlanVerdict {
 }
 
 export interface TrackingPlan {
-  verdict(message: Record<string, unknown>): PlanVerdict | undefined
+  /** `hasBigInt`: the body held integers beyond 2^53, read as `bigint`s (see exact-json.ts). */
+  verdict(message: Record<string, unknown>, hasBigInt?: boolean): PlanVerdict | undefined
 }
 
 const PLAN_KEYS = new Set(['events', 'unplanned', 'violations'])
@@ -42,6 +43,17 @@ function policy(value: unknown, option: string, fallback: PlanPolicy): PlanPolic
   if (value !== 'allow' && value !== 'block') {
     throw new ConfigError(option, `Expected \`${option}\` to be 'allow' or 'block', got ${describe(value)}.`)
   }
+  return value
+}
+
+/**
+ * JSON Schema knows numbers, not bigints: a copy with each `bigint` as the nearest number, so
+ * `type: 'integer'`, `minimum`, … judge it as the number it is (what is forwarded keeps its digits).
+ */
+function withNumbers(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value)
+  if (Array.isArray(value)) return value.map(withNumbers)
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withNumbers(v)]))
   return value
 }
 
@@ -109,14 +121,15 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
     }
   }
   return {
-    verdict(message) {
+    verdict(message, hasBigInt = false) {
       if (message.type !== 'track') return undefined
       const event = message.event as string
       const validate = validators.get(event)
       if (validate === undefined) {
         return { blocked: unplanned === 'block', reason: `Event ${JSON.stringify(event)} is not in the tracking plan.` }
       }
-      if (validate(message.properties ?? {})) return undefined
+      const properties = message.properties ?? {}
+      if (validate(hasBigInt ? withNumbers(properties) : properties)) return undefined
       return {
         blocked: violations === 'block',
         reason: `Event ${JSON.stringify(event)} does not match the tracking plan: ${describeErrors(validate.errors ?? [])}.`,

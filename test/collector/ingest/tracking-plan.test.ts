@@ -144,6 +144,20 @@ describe('ingest with a source trackingPlan', () => {
     await collector.close()
   })
 
+  it('checks integers beyond 2^53 (read exactly, as bigints) against number and integer schemas, and forwards their digits', async () => {
+    const ids = { 'Order Completed': { type: 'object', properties: { id: { type: 'integer' }, total: { type: 'number', maximum: 100 } } } }
+    const { collector, calls } = planned({ events: ids })
+    const body = '{"batch":[' +
+      '{"type":"track","messageId":"m-0","userId":"u","event":"Order Completed","properties":{"id":9223372036854775807,"total":5}},' +
+      '{"type":"track","messageId":"m-1","userId":"u","event":"Order Completed","properties":{"id":"9223372036854775807","total":5}},' +
+      '{"type":"track","messageId":"m-2","userId":"u","event":"Order Completed","properties":{"id":1,"total":12345678901234567890}}]}'
+    expect((await collector.fetch(post(body))).status).toBe(200)
+    await until(() => collector.stats().forwarded === 1, 'one delivery')
+    expect(collector.stats()).toMatchObject({ received: 3, blocked: 2, forwarded: 1 })
+    expect(calls[0].body).toContain('"id":9223372036854775807')
+    await collector.close()
+  })
+
   it('a bad plan fails createCollector with a ConfigError naming the source, the event and the problem', () => {
     const make = () => createCollector({ sources: [{ writeKey: KEY, name: 'web', trackingPlan: { events: { 'Order Completed': { type: 'object', properties: { total: { type: 'numbr' } } } } } }] })
     expect(make).toThrow(ConfigError)
