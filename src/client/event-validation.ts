@@ -11,6 +11,7 @@
 import { ValidationError } from '../errors.js'
 import { fieldPath } from '../message/field-path.js'
 import type { StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
+import { describe } from '../message/validate.js'
 import type { SentMessage } from '../message/types.js'
 
 /** `undefined`: the message passes (or has no validator); an error: it fails; a Promise: not known yet. */
@@ -18,12 +19,19 @@ export type Verdict = ValidationError | undefined | Promise<ValidationError | un
 
 const MAX_LISTED = 5
 
-function verdict(event: string, message: SentMessage, result: StandardResult<unknown>): ValidationError | undefined {
-  const { issues } = result
+function verdict(event: string, message: SentMessage, result: unknown): ValidationError | undefined {
+  if (typeof result !== 'object' || result === null) {
+    return failure('properties', `The schema of event ${JSON.stringify(event)} answered ${describe(result)}, not { value } or { issues }.`, message)
+  }
+  const { issues } = result as StandardResult<unknown>
   if (!issues) return undefined
-  const listed = issues.slice(0, MAX_LISTED).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`).join('; ')
-  const more = issues.length > MAX_LISTED ? ` (and ${issues.length - MAX_LISTED} more)` : ''
-  return failure(fieldPath(issues[0]?.path), `Event ${JSON.stringify(event)} does not match its schema: ${listed}${more}.`, message)
+  try {
+    const listed = issues.slice(0, MAX_LISTED).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`).join('; ')
+    const more = issues.length > MAX_LISTED ? ` (and ${issues.length - MAX_LISTED} more)` : ''
+    return failure(fieldPath(issues[0]?.path), `Event ${JSON.stringify(event)} does not match its schema: ${listed}${more}.`, message)
+  } catch (error) {
+    return threw(event, message, error) // `issues` is not a list of { message, path }
+  }
 }
 
 const failure = (field: string, text: string, message: SentMessage, cause?: unknown) =>
@@ -36,16 +44,16 @@ const threw = (event: string, message: SentMessage, cause: unknown) =>
 export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, message: SentMessage<'track'>): Verdict {
   const { event } = message
   if (!Object.hasOwn(schemas, event)) return undefined
-  let result: StandardResult<unknown> | Promise<StandardResult<unknown>>
+  let result: unknown
   try {
     result = schemas[event]['~standard'].validate(message.properties ?? {})
   } catch (error) {
     return threw(event, message, error)
   }
-  if (typeof (result as Partial<Promise<unknown>>).then === 'function') {
+  if (typeof (result as Partial<Promise<unknown>> | null)?.then === 'function') {
     return Promise.resolve(result).then((r) => verdict(event, message, r), (error: unknown) => threw(event, message, error))
   }
-  return verdict(event, message, result as StandardResult<unknown>)
+  return verdict(event, message, result)
 }
 
 /**

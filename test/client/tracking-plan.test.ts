@@ -102,6 +102,27 @@ describe('option `schema` (Standard Schema validators per event)', () => {
     expect(events.error[0].cause).toBe(boom)
   })
 
+  it('reports a validator whose result is not a Standard Schema result (sync or async), never throws from track(), and sends the rest', async () => {
+    const received = collector()
+    const broken = (validate: () => unknown): StandardSchemaV1<JsonObject, unknown> =>
+      ({ '~standard': { version: 1, vendor: 'test', validate: validate as StandardSchemaV1['~standard']['validate'] } })
+    const client = createTestClient({
+      schema: { Sync: broken(() => undefined), Async: broken(() => Promise.resolve(null)), Odd: broken(() => ({ issues: 'bad' })) },
+    })
+    const events = listen(client)
+    expect(() => client.track({ event: 'Sync', userId: 'u' })).not.toThrow()
+    client.track({ event: 'Async', userId: 'u' })
+    client.track({ event: 'Odd', userId: 'u' })
+    client.track({ event: 'After', userId: 'u' })
+    expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+    expect(received.messages().map((m) => m.event)).toEqual(['After'])
+    expect(events.error.map((e) => e.message)).toEqual([
+      'The schema of event "Sync" answered `undefined`, not { value } or { issues }.',
+      'The schema of event "Async" answered `null`, not { value } or { issues }.',
+      expect.stringMatching(/^The schema of event "Odd" threw: /),
+    ])
+  })
+
   it('does not look up inherited names ("constructor" is not a schema)', async () => {
     const received = collector()
     const client = createTestClient({ schema: { A: orderCompleted } })
