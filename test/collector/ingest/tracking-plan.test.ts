@@ -158,6 +158,24 @@ describe('ingest with a source trackingPlan', () => {
     await collector.close()
   })
 
+  it('the console shows a blocked message with its reason, beside the forwarded ones', async () => {
+    const receiver = recordingFetch()
+    const collector = createCollector({
+      sources: [{ writeKey: KEY, name: 'web', trackingPlan: trackingPlan(), webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }] } }],
+      adminToken: 'admin-token',
+      fetch: receiver.fetch,
+    })
+    expect((await collector.fetch(post(batch))).status).toBe(200)
+    await until(() => collector.stats().forwarded === 3, 'three deliveries')
+    const response = await collector.fetch(new Request('http://collector.test/v1/admin/messages?source=web', { headers: { authorization: 'Bearer admin-token' } }))
+    const { messages } = (await response.json()) as { messages: Array<{ message: { messageId: string }; delivery: { outcome: string; reason?: string } }> }
+    const byId = Object.fromEntries(messages.map((m) => [m.message.messageId, m.delivery]))
+    expect(byId['m-1']).toEqual({ outcome: 'blocked', reason: 'Event "Order Completed" does not match the tracking plan: properties.total must be number.', attempts: [] })
+    expect(byId['m-0'].outcome).toBe('delivered')
+    expect(byId['m-2'].outcome).toBe('delivered') // unplanned, allowed
+    await collector.close()
+  })
+
   it('a bad plan fails createCollector with a ConfigError naming the source, the event and the problem', () => {
     const make = () => createCollector({ sources: [{ writeKey: KEY, name: 'web', trackingPlan: { events: { 'Order Completed': { type: 'object', properties: { total: { type: 'numbr' } } } } } }] })
     expect(make).toThrow(ConfigError)
