@@ -11,7 +11,7 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
@@ -132,17 +132,25 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   /**
    * Sends everything queued, and resolves once every message queued before this call (including
    * batches in flight or waiting to retry) is delivered or has failed for good. Never rejects.
+   * Until it resolves, it keeps the process alive, even while every batch waits out a retry delay.
    */
   flush(): Promise<FlushResult> {
-    // Messages waiting for an async schema verdict were queued before this call: wait for them.
-    if (this.#validated.size > 0) return this.#validated.settled().then(() => this.#flushNow())
+    // Messages waiting for an async schema verdict were queued before this call: wait for them
+    // (holding the process meanwhile too).
+    if (this.#validated.size > 0) {
+      const release = holdProcess()
+      return this.#validated.settled().then(() => this.#flushNow()).finally(release)
+    }
     return this.#flushNow()
   }
 
   #flushNow(): Promise<FlushResult> {
     this.#dispatchQueue()
     const pending = [...this.#pending]
+    if (pending.length === 0) return Promise.resolve({ delivered: 0, failed: 0 })
+    const release = holdProcess()
     return Promise.all(pending).then((outcomes) => {
+      release()
       const result = { delivered: 0, failed: 0 }
       for (const o of outcomes) {
         result.delivered += o.delivered
@@ -245,12 +253,11 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#timer = undefined
   }
 
-  /** The process would exit on its own: send what is queued and keep it alive until settled. */
+  /** The process would exit on its own: send what is queued (flush() keeps it alive until settled). */
   #onIdleExit(): void {
     if (this.#queue.length === 0 && this.#pending.size === 0 && this.#validated.size === 0) return
     this.#log('process is exiting; flushing first')
-    const keepAlive = setInterval(() => {}, 1 << 30)
-    void this.flush().finally(() => clearInterval(keepAlive))
+    void this.flush()
   }
 
   /** The page is hidden or unloading: send what is queued with `keepalive`, within its budget. */

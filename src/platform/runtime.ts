@@ -92,6 +92,17 @@ export function unrefTimer(handle: TimerHandle): void {
   }
 }
 
+/**
+ * Keeps a server runtime's process alive until the returned function is called: a referenced
+ * timer that never fires. While a caller awaits a flush, every batch may be sleeping on a
+ * background timer (a retry delay, a Retry-After), and without this hold Node would exit (ESM
+ * top-level await: code 13) or drop the work (CommonJS) before the flush settles.
+ */
+export function holdProcess(): () => void {
+  const handle = setInterval(() => {}, 2 ** 30)
+  return () => clearInterval(handle)
+}
+
 /** A sleep on a background timer that an abort signal cuts short (rejecting with its reason). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

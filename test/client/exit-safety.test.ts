@@ -19,6 +19,7 @@ let dir: string
 let server: Server
 let endpoint: string
 let answers: number[] = []
+let retryAfter: string | undefined
 let received: Array<{ batch: Array<{ messageId: string; event: string }> }> = []
 const children: ChildProcess[] = []
 
@@ -41,7 +42,8 @@ beforeAll(async () => {
     req.on('end', () => {
       const status = answers.shift() ?? 200
       if (status === 200) received.push(JSON.parse(body))
-      res.writeHead(status, { 'content-type': 'application/json' }).end('{}')
+      const headers = { 'content-type': 'application/json', ...(status !== 200 && retryAfter ? { 'retry-after': retryAfter } : {}) }
+      res.writeHead(status, headers).end('{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -51,6 +53,7 @@ beforeAll(async () => {
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   answers = []
+  retryAfter = undefined
   received = []
 })
 
@@ -120,6 +123,20 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe('retry 1')
     expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Retried'])
+  }, 15_000)
+
+  it('await close() keeps the process alive while the only batch waits out a Retry-After', async () => {
+    answers = [503, 200]
+    retryAfter = '1'
+    const result = await run('retry-after-close', `
+      const client = new Client('KEY', { endpoint, minRetryDelay: 1 })
+      client.track({ event: 'Held', userId: 'u' })
+      console.log(JSON.stringify(await client.close()))
+    `)
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual({ delivered: 1, failed: 0 })
+    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Held'])
   }, 15_000)
 
   it('a failing batch at exit is reported, not thrown, and the process still exits 0', async () => {

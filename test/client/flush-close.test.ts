@@ -127,6 +127,41 @@ describe('flush()', () => {
     expect(state).toMatchObject({ settled: true, value: { delivered: 1, failed: 0 } })
   })
 
+  it('counts a message whose batch was already waiting to retry when flush() was called', async () => {
+    vi.useFakeTimers()
+    vi.spyOn(Math, 'random').mockReturnValue(0.5)
+    const wire = collector((_, i) => (i === 0 ? HttpResponse.json({}, { status: 503 }) : HttpResponse.json({})))
+    const client = createTestClient({ flushAt: 1, minRetryDelay: 1000 })
+    client.track(trackInput(0))
+    await vi.advanceTimersByTimeAsync(10)
+    expect(wire.requests).toHaveLength(1)
+    expect(client.stats()).toMatchObject({ queued: 0, inFlight: 1, retries: 1 })
+    const state = watch(client.flush())
+    await vi.advanceTimersByTimeAsync(500)
+    expect(wire.requests).toHaveLength(2)
+    expect(state).toMatchObject({ settled: true, value: { delivered: 1, failed: 0 } })
+  })
+
+  it('holds the process (one referenced timer) only while it is pending', async () => {
+    vi.useFakeTimers()
+    vi.spyOn(Math, 'random').mockReturnValue(0.5)
+    collector((_, i) => (i === 0 ? HttpResponse.json({}, { status: 503 }) : HttpResponse.json({})))
+    const client = createTestClient({ flushAt: 100, minRetryDelay: 1000 })
+    const setInterval = vi.spyOn(globalThis, 'setInterval')
+    await client.flush()
+    expect(setInterval).not.toHaveBeenCalled()
+    client.track(trackInput(0))
+    const state = watch(client.flush())
+    expect(setInterval).toHaveBeenCalledTimes(1)
+    await vi.advanceTimersByTimeAsync(0)
+    // Waiting out the retry delay: the delay's timer is unref'd, the hold is not.
+    expect(state.settled).toBe(false)
+    expect(vi.getTimerCount()).toBe(2)
+    await vi.advanceTimersByTimeAsync(500)
+    expect(state).toMatchObject({ settled: true, value: { delivered: 1, failed: 0 } })
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
   it('covers batches a flushAt trigger already sent', async () => {
     vi.useFakeTimers()
     collector(async () => {
