@@ -117,8 +117,8 @@ export class TimeoutError extends AnalyticsError {
 
 /** A message was dropped because `maxQueueSize` messages were already held. */
 export class QueueFullError extends AnalyticsError {
-  constructor(limit: number, options: AnalyticsErrorOptions = {}) {
-    super('QUEUE_FULL', `Queue is full (maxQueueSize ${limit}); message dropped.`, options)
+  constructor(limit: number, dropped = 1, options: AnalyticsErrorOptions = {}) {
+    super('QUEUE_FULL', `Queue is full (maxQueueSize ${limit}); ${dropped === 1 ? 'message' : `${dropped} messages`} dropped.`, options)
     this.name = 'QueueFullError'
   }
 }

@@ -2,6 +2,12 @@
 
 /** A single message may serialise to at most this many UTF-8 bytes. */
 export const MAX_MESSAGE_BYTES = 32_000
+/**
+ * Objects and arrays may nest at most this many levels deep in a message, the message itself being
+ * the first. Deeper JSON overflows the stack of recursive code (`JSON.stringify` gives up near a
+ * few thousand levels; many JSON parsers in webhook receivers stop at 100 or 512).
+ */
+export const MAX_DEPTH = 100
 /** A request body (one batch) may be at most this many UTF-8 bytes, before any compression. */
 export const MAX_BATCH_BYTES = 500_000
 /** A browser's `fetch(…, { keepalive: true })` may carry at most this many body bytes in all. */

@@ -4,7 +4,7 @@
  * and `integrations`, and serialised once.
  */
 import { mergeUnder } from '../message/merge.js'
-import { validateMessage } from '../message/validate.js'
+import { isDate, validateMessage } from '../message/validate.js'
 import { serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, LibraryInfo, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
@@ -52,7 +52,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const merged = mergeUnder(defaults.context, context as JsonObject | undefined)
   message.context = merged === undefined ? { library: LIBRARY } : { ...merged, library: LIBRARY }
   message.messageId = (messageId as string | undefined) ?? randomUUID()
-  message.timestamp = timestamp instanceof Date ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
+  message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
   const { json, bytes } = serializeMessage(message)
   return { message: message as unknown as SentMessage, json, bytes }
 }

@@ -59,6 +59,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<QueuedMessage>((queued) => this.#accept(queued), (queued, error) => this.#refuse(error))
+  /** Dropped since the last drop report. */
+  #dropped: SentMessage[] = []
   readonly #pending = new Set<Promise<BatchOutcome>>()
   readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
   #timer: TimerHandle | undefined
@@ -199,8 +201,12 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     const held = this.#queue.length + this.#stats.inFlight
     if (held >= this.#options.maxQueueSize) {
       this.#stats.dropped++
-      const error = new QueueFullError(this.#options.maxQueueSize, { messages: [queued.message] })
-      queueMicrotask(() => this.#report(error))
+      // One report per synchronous burst, carrying every message it dropped.
+      if (this.#dropped.push(queued.message) === 1) queueMicrotask(() => {
+        const messages = this.#dropped
+        this.#dropped = []
+        this.#report(new QueueFullError(this.#options.maxQueueSize, messages.length, { messages }))
+      })
       return
     }
     this.#queue.push(queued)

@@ -7,7 +7,7 @@
  * `Set` (which JSON would silently turn into `{}`) is refused, naming the field.
  */
 import { MessageTooLargeError, ValidationError } from '../errors.js'
-import { MAX_MESSAGE_BYTES, utf8Length } from '../limits.js'
+import { MAX_DEPTH, MAX_MESSAGE_BYTES, utf8Length } from '../limits.js'
 
 export interface Serialized {
   json: string
@@ -21,6 +21,7 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
   } catch (error) {
     json = stringifyWithBigInts(message, error)
   }
+  if (tooDeep(json, MAX_DEPTH)) throw tooDeepError(message)
   // A Map or Set always comes out as `{}`: only then is the message walked to find one.
   if (json.includes('{}')) refuseCollections(message, '')
   const bytes = utf8Length(json)
@@ -57,8 +58,42 @@ function refuseCollections(value: unknown, path: string, seen = new Set<object>(
   }
 }
 
+/** Does this JSON text nest objects and arrays more than `max` deep? (String contents are skipped.) */
+function tooDeep(json: string, max: number): boolean {
+  // Depth never exceeds the number of `{` and `[`: a few native searches clear almost every message.
+  let opens = 0
+  for (const bracket of '{[') for (let i = json.indexOf(bracket); i >= 0 && opens <= max; i = json.indexOf(bracket, i + 1)) opens++
+  if (opens <= max) return false
+  let depth = 0
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]
+    if (c === '"') {
+      while (json[++i] !== '"') if (json[i] === '\\') i++
+    } else if (c === '{' || c === '[') {
+      if (++depth > max) return true
+    } else if (c === '}' || c === ']') depth--
+  }
+  return false
+}
+
+/** Is `value` nested more than `levels` deep? Recursion stops at `levels`, so it cannot overflow. */
+function deeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  if (levels <= 0) return true
+  for (const key in value) if (deeperThan((value as Record<string, unknown>)[key], levels - 1)) return true
+  return false
+}
+
+function tooDeepError(message: Record<string, unknown>): ValidationError {
+  const field = Object.keys(message).find((key) => deeperThan(message[key], MAX_DEPTH - 1)) ?? 'message'
+  return new ValidationError(field, `\`${field}\` nests objects and arrays too deep: a message may nest at most ${MAX_DEPTH} levels (the message itself is the first).`)
+}
+
 /** Names the top-level field that cannot be serialised (circular reference, …). */
 function unserialisable(message: Record<string, unknown>, cause: unknown): ValidationError {
+  // A structure deep enough to overflow JSON.stringify's stack (a RangeError, or Firefox's
+  // InternalError): report the nesting limit, not the engine's "Maximum call stack size exceeded".
+  if (!(cause instanceof TypeError) && deeperThan(message, MAX_DEPTH)) return tooDeepError(message)
   let field = 'message'
   for (const key of Object.keys(message)) {
     try {

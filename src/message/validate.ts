@@ -25,17 +25,24 @@ const OPTIONAL_OBJECTS = ['traits', 'properties', 'context', 'integrations']
 const ISO_8601 =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
 
+/**
+ * A plain object: `{}` or `Object.create(null)`, from this realm or another one (an iframe, a
+ * `vm` context), whose `Object.prototype` is a different object with the same shape.
+ */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  if (typeof value !== 'object' || value === null) return false
   const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
+  return (proto === null || Object.getPrototypeOf(proto) === null) && Object.prototype.toString.call(value) === '[object Object]'
 }
+
+/** A `Date`, from any realm. */
+export const isDate = (value: unknown): value is Date => Object.prototype.toString.call(value) === '[object Date]'
 
 /** Short, safe rendering of a bad value for an error message. */
 export function describe(value: unknown): string {
   if (value === null) return '`null`'
   if (Array.isArray(value)) return 'an array'
-  if (value instanceof Date) return `\`Invalid Date\``
+  if (isDate(value)) return `\`${Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()}\``
   switch (typeof value) {
     case 'string':
       return `\`${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}\``
@@ -45,6 +52,10 @@ export function describe(value: unknown): string {
       return `\`${String(value)}\``
     case 'undefined':
       return '`undefined`'
+    case 'object': {
+      const name = isPlainObject(value) ? '' : (value as { constructor?: { name?: unknown } }).constructor?.name
+      return typeof name === 'string' && name ? `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}` : 'an object'
+    }
     default:
       return `a ${typeof value}`
   }
@@ -52,10 +63,17 @@ export function describe(value: unknown): string {
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
-/** Is this a timestamp we accept: a valid Date, or an ISO 8601 string naming a real instant. */
+/**
+ * Is this a timestamp we accept: a valid Date, or an ISO 8601 string naming a real instant.
+ * `Date.parse` takes any day up to 31 in every month (2024-02-30 becomes March 1st), so the day is
+ * checked against the month's length.
+ */
 export function isValidTimestamp(value: unknown): value is Date | string {
-  if (value instanceof Date) return !Number.isNaN(value.getTime())
-  return typeof value === 'string' && ISO_8601.test(value) && !Number.isNaN(Date.parse(value))
+  if (isDate(value)) return !Number.isNaN(value.getTime())
+  if (typeof value !== 'string' || !ISO_8601.test(value) || Number.isNaN(Date.parse(value))) return false
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number)
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= (month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31)
 }
 
 /** Throws a `ValidationError` naming the first problem with `message` as a call of `type`. */

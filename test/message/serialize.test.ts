@@ -66,7 +66,9 @@ describe('isValidTimestamp', () => {
     ['2026-11-22T10:00:00.123456Z', true],
     ['2026-11-22T10:00:00+05:30', true],
     ['2026-11-22', true],
-    ['2026-02-30T00:00:00Z', true], // Date.parse rolls it over; still an instant
+    ['2026-02-30T00:00:00Z', false], // Date.parse would roll it over to March 2nd
+    ['2024-02-29T00:00:00Z', true],
+    ['2023-02-29', false],
     ['2026-13-01T00:00:00Z', false],
     ['22/11/2026', false],
     ['Sun, 22 Nov 2026 10:00:00 GMT', false],

@@ -36,7 +36,7 @@ let scratch: ReturnType<typeof scratchDir>
 
 const BODY = `
 const endpoint = globalThis.Deno ? Deno.args[0] : process.argv[2]
-const client = new Client('exit-key', { endpoint })
+const client = new Client('exit-key', { endpoint, maxRetries: 2, maxQueueSize: 1500 })
 const delivered = []
 const reported = []
 client.on('flush', (e) => { for (const m of e.messages) delivered.push(m.messageId) })
@@ -58,8 +58,9 @@ beforeAll(async () => {
         return
       }
       if (roll < 0.32) {
-        answered.errors++
-        res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false}')
+        // The first 500 of a run also holds its batch with a Retry-After.
+        const retryAfter = answered.errors++ === 0 ? { 'retry-after': '1' } : {}
+        res.writeHead(500, { 'content-type': 'application/json', ...retryAfter }).end('{"success":false}')
         return
       }
       answered.ok++
@@ -113,6 +114,9 @@ describe.each(RUNTIMES)('%s: await close() against a flaky server', (label, bina
     }
     // The server really failed requests, so retries really happened while close() was awaited.
     expect(answered.errors + answered.resets).toBeGreaterThan(0)
+    // maxQueueSize 1500 with flushAt 20: the synchronous loop drops exactly 500 (maxRetries 2 also
+    // lets a few batches fail for good, so both kinds of report are exercised).
+    expect(stats.dropped).toBe(500)
     expect(closed.delivered + closed.failed + stats.dropped).toBe(EVENTS)
     expect(stats).toMatchObject({ queued: 0, inFlight: 0, delivered: closed.delivered, failed: closed.failed })
     expect(delivered).toHaveLength(closed.delivered)
