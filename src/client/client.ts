@@ -17,6 +17,7 @@ import { buildMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+import { memoryStore, pageStore, type Store } from './store.js'
 
 export interface FlushResult {
   delivered: number
@@ -56,6 +57,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #bodies: BodyBuilder
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
+  readonly #store: Store
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<QueuedMessage>((queued) => this.#accept(queued), (queued, error) => this.#refuse(error))
@@ -90,6 +92,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         this.#report(error)
       },
     }, this.#log)
+    // Messages left by pages that are gone are queued like new ones (unless closed by then).
+    this.#store = this.#options.persist
+      ? pageStore(this.#options.writeKey, (messages) => {
+        if (this.#closing) return false
+        for (const m of messages) this.#accept(m)
+        return true
+      })
+      : memoryStore
     this.#unsubscribe = [onProcessIdleExit(() => this.#onIdleExit()), onPageHide(() => this.#onPageHide())]
   }
 
@@ -196,7 +206,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     return queued.message as SentMessage<T>
   }
 
-  /** A built message that passed its schema (if any): queue it, or drop it when the queue is full. */
+  /**
+   * A built message that passed its schema (if any), or one adopted from a page that is gone:
+   * queue it, or drop it when the queue is full.
+   */
   #accept(queued: QueuedMessage): void {
     const held = this.#queue.length + this.#stats.inFlight
     if (held >= this.#options.maxQueueSize) {
@@ -210,6 +223,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       return
     }
     this.#queue.push(queued)
+    this.#store.add(queued)
     if (this.#log.enabled) this.#log(`enqueued ${queued.message.type} ${queued.message.messageId} (${queued.bytes} bytes)`)
     if (this.#queue.length >= this.#options.flushAt) this.#dispatchQueue()
     else if (this.#timer === undefined) this.#armTimer()
@@ -238,6 +252,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       if (keepalive) keepaliveBudget -= size
       this.#stats.inFlight += batch.length
       const sending = this.#delivery.send(batch, keepalive).then((outcome) => {
+        // Settled: every message delivered or failed for good (and reported), so out of storage.
+        this.#store.remove(batch)
         this.#stats.inFlight -= batch.length
         this.#pending.delete(sending)
         return outcome

@@ -8,7 +8,7 @@ import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
-import { defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
+import { canPersist, defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
 import { debugEnables } from '../logger.js'
 
 export interface ClientOptions<Events = AnyEvents> {
@@ -52,6 +52,13 @@ export interface ClientOptions<Events = AnyEvents> {
    * properties fail is reported through `'error'` and not sent. Events without one pass as they are.
    */
   schema?: EventSchemas<Events>
+  /**
+   * Keep messages not yet delivered in `localStorage`, so the next page on this origin with the
+   * same write key sends them after a reload, a closed tab or a crash. Default: on in browser
+   * pages that have Web Locks (secure contexts: https, localhost), off elsewhere. Where
+   * `localStorage` is blocked or full, one line is logged and messages are kept in memory.
+   */
+  persist?: boolean
 }
 
 export interface ResolvedOptions {
@@ -73,6 +80,7 @@ export interface ResolvedOptions {
   readonly maxRetryDelay: number
   readonly plainText: boolean
   readonly schema: Readonly<Record<string, StandardSchemaV1>> | undefined
+  readonly persist: boolean
 }
 
 /** The only defaults object. The README's options table is checked against it by a test. */
@@ -94,7 +102,7 @@ export const MAX_RETRY_AFTER_MS = 300_000
 
 const KNOWN = new Set([
   ...Object.keys(DEFAULTS),
-  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema',
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist',
 ])
 
 function integer(name: string, value: unknown, min: number, fallback: number): number {
@@ -200,5 +208,6 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     maxRetryDelay,
     plainText: boolean('plainText', input.plainText, isBrowserLike()),
     schema: schemas(input.schema),
+    persist: boolean('persist', input.persist, canPersist()),
   })
 }

@@ -42,7 +42,7 @@ export const isDate = (value: unknown): value is Date => Object.prototype.toStri
 export function describe(value: unknown): string {
   if (value === null) return '`null`'
   if (Array.isArray(value)) return 'an array'
-  if (isDate(value)) return `\`${Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()}\``
+  if (isDate(value)) return `\`${String(value)}\``
   switch (typeof value) {
     case 'string':
       return `\`${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}\``
@@ -52,12 +52,11 @@ export function describe(value: unknown): string {
       return `\`${String(value)}\``
     case 'undefined':
       return '`undefined`'
-    case 'object': {
-      const name = isPlainObject(value) ? '' : (value as { constructor?: { name?: unknown } }).constructor?.name
-      return typeof name === 'string' && name ? `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}` : 'an object'
+    default: {
+      // 'a Map', 'an Error', 'an object' (a plain one, from any realm), 'a function'.
+      const name = typeof value !== 'object' || isPlainObject(value) ? typeof value : (value as { constructor?: { name?: string } }).constructor?.name || 'object'
+      return `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name}`
     }
-    default:
-      return `a ${typeof value}`
   }
 }
 

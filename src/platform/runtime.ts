@@ -22,7 +22,8 @@ const g = globalThis as unknown as {
   Deno?: DenoLike
   document?: { visibilityState?: string; addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener }
   window?: unknown
-  localStorage?: { getItem(key: string): string | null }
+  localStorage?: Storage
+  navigator?: { locks?: LockManager }
   addEventListener?: typeof addEventListener
   removeEventListener?: typeof removeEventListener
 }
@@ -30,6 +31,22 @@ const g = globalThis as unknown as {
 /** A browser page (a window with a document), as opposed to a server runtime or a worker. */
 export function isBrowserPage(): boolean {
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined' && !g.process?.versions?.node
+}
+
+/**
+ * A browser page with Web Locks (every current browser, in a secure context: https or localhost).
+ * Whether its `localStorage` works is only known by using it (see `pageStorage`).
+ */
+export function canPersist(): boolean {
+  return isBrowserPage() && !!g.navigator?.locks
+}
+
+/** The page's `localStorage` and Web Locks; throws where they are missing or blocked. */
+export function pageStorage(): { storage: Storage; locks: LockManager } {
+  const storage = g.localStorage
+  const locks = g.navigator?.locks
+  if (!storage || !locks) throw new Error('localStorage or Web Locks unavailable')
+  return { storage, locks }
 }
 
 /** A browser page or a browser web worker: where requests are subject to CORS. */

@@ -40,6 +40,7 @@ describe('defaults', () => {
       minRetryDelay: 100,
       maxRetryDelay: 30_000,
       plainText: false,
+      persist: false,
     })
     expect(Object.isFrozen(resolved)).toBe(true)
   })
@@ -142,7 +143,7 @@ describe('invalid option values throw ConfigError naming the option and the valu
     cases.push([name, Number.POSITIVE_INFINITY, 'Infinity'])
     cases.push([name, null, 'null'])
   }
-  for (const name of ['gzip', 'debug', 'plainText']) {
+  for (const name of ['gzip', 'debug', 'plainText', 'persist']) {
     cases.push([name, 'yes', '"yes"'])
     cases.push([name, 1, '1'])
   }
