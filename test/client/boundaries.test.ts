@@ -91,15 +91,23 @@ describe('calendar-exact timestamps', () => {
 
   it('the collector answers 400 naming the field, and accepts real dates', async () => {
     const c = createCollector({ sources: [{ writeKey: 'KEY', name: 'web' }] })
-    const post = (timestamp: string) => c.fetch(new Request('http://collector.test/v1/batch', {
+    const postBody = (body: object) => c.fetch(new Request('http://collector.test/v1/batch', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` },
-      body: JSON.stringify({ batch: [{ type: 'track', event: 'e', userId: 'u', timestamp }] }),
+      body: JSON.stringify(body),
     }))
+    const post = (timestamp: string) => postBody({ batch: [{ type: 'track', event: 'e', userId: 'u', timestamp }] })
     const refused = await post('2024-02-30T00:00:00Z')
     expect(refused.status).toBe(400)
     expect((await refused.json()).error).toMatchObject({ code: 'VALIDATION', field: 'batch[0].timestamp' })
     expect((await post('2024-02-29T00:00:00Z')).status).toBe(200)
+    // The event-time fields too: originalTimestamp, and the batch's sentAt that corrects it.
+    const original = await postBody({ batch: [{ type: 'track', event: 'e', userId: 'u', originalTimestamp: '2023-02-29T10:00:00Z' }] })
+    expect(original.status).toBe(400)
+    expect((await original.json()).error).toMatchObject({ code: 'VALIDATION', field: 'batch[0].originalTimestamp' })
+    const sentAt = await postBody({ sentAt: '2026-04-31T10:00:00Z', batch: [{ type: 'track', event: 'e', userId: 'u', originalTimestamp: '2026-04-30T10:00:00Z' }] })
+    expect(sentAt.status).toBe(400)
+    expect((await sentAt.json()).error).toMatchObject({ code: 'VALIDATION', field: 'sentAt' })
     await c.close()
   })
 })
