@@ -130,6 +130,18 @@ describe('Chromium: persist', () => {
     await next.page.close()
   }, 60_000)
 
+  it('a reload while the endpoint is down: the reloaded page delivers them', async () => {
+    const { page } = await open()
+    const ids = await startClient(page, 'persist-reload', { endpoint: down, flushAt: 5, flushAfter: 600_000, minRetryDelay: 200 }, 'reloaded', 7)
+    expect(await stored(page, 'persist-reload', 7)).toHaveLength(7)
+    await page.reload()
+    await page.waitForFunction(() => document.title === 'ready')
+    await startClient(page, 'persist-reload', { endpoint: sink.url, flushAfter: 100 })
+    await sink.waitForMessages(7, 20_000, (m) => m.event?.startsWith('reloaded-') ?? false)
+    expect(received('reloaded').map((m) => m.messageId).sort()).toEqual([...ids].sort())
+    await page.close()
+  }, 60_000)
+
   it('a crashed page: the next page delivers its messages', async () => {
     const ids = await leaveBehind('persist-crash', ['crashed'], 6, async (page) => {
       const crashed = new Promise((resolve) => page.once('crash', resolve))
