@@ -7,9 +7,11 @@
  * Tabs (design after Segment's analytics-next `priority-queue/persisted.ts`, which claims stored
  * items under a localStorage lock; ours uses Web Locks, which the browser releases when a page
  * dies, even when it crashes): each page stores its messages under its own key and holds a Web
- * Lock of the same name for as long as it lives. A page adopts another key's messages only once
- * it holds that key's lock (`ifAvailable`), so only once their page is gone, and keeps that lock
- * too for as long as it lives: two tabs never both send a stored message.
+ * Lock of the same name for as long as it lives. At start, a page asks for the lock of every
+ * other key of its write key; the browser grants it once that key's page is gone (at once if it
+ * already is, else when that tab closes or crashes), to one page at a time. Only then does the
+ * page adopt the key's messages, and it keeps the lock for as long as it lives: two tabs never
+ * both send a stored message.
  *
  * Delivery is at least once across pages: a message leaves storage when it is delivered or has
  * failed for good, so one sent with `keepalive` as its page went away (whose answer that page
@@ -106,10 +108,10 @@ export function pageStore(writeKey: string, adopt: (messages: QueuedMessage[]) =
         const other = storage.key(i)!
         // Same length: a write key that merely starts with ours (`a` and `a:b`) is not ours.
         if (other.length !== key.length || !other.startsWith(prefix) || other === key) continue
-        // Its lock is free only once its page is gone. We keep it for our lifetime too, so a
-        // page whose view of localStorage lags behind ours can never read the removed list.
-        locks.request(other, { ifAvailable: true }, (lock) => {
-          if (!lock) return
+        // Granted once its page is gone (at once if it is already), and only to one waiting
+        // page, which keeps it for its own lifetime, so a page whose view of localStorage lags
+        // behind can never read the list after it was taken (it finds nothing when it gets it).
+        locks.request(other, () => {
           guard(() => adoptFrom(other))
           return forever()
         }).catch(fail)

@@ -156,6 +156,23 @@ describe('Chromium: persist', () => {
     await next.page.close()
   }, 60_000)
 
+  it('a tab closed while another is open: the open tab delivers its messages, without a reload', async () => {
+    const first = await open()
+    const left = await startClient(first.page, 'persist-open', { endpoint: down, flushAt: 5, flushAfter: 600_000, minRetryDelay: 200 }, 'left', 6)
+    expect(await stored(first.page, 'persist-open', 6)).toHaveLength(6)
+    const other = await open()
+    // One message of its own, held back, so that its key shows it has started (and looked).
+    await startClient(other.page, 'persist-open', { endpoint: sink.url, flushAt: 100, flushAfter: 300 }, 'stayed', 1)
+    expect(await stored(other.page, 'persist-open', 7)).toHaveLength(7)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(received('left')).toEqual([])
+    await first.page.close()
+    await sink.waitForMessages(6, 20_000, (m) => m.event?.startsWith('left-') ?? false)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(received('left').map((m) => m.messageId).sort()).toEqual([...left].sort())
+    await other.page.close()
+  }, 60_000)
+
   it('two tabs opened at once deliver each stored message exactly once', async () => {
     const ids = await leaveBehind('persist-tabs', ['tabs1', 'tabs2', 'tabs3'], 8, (page) => page.close())
     const tabs = await Promise.all([open(), open()])
