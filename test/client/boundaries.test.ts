@@ -183,7 +183,7 @@ describe('drop reports', () => {
     for (let i = 0; i < 10_000; i++) client.track(trackInput(i))
     await vi.advanceTimersByTimeAsync(0)
     expect(consoleError).toHaveBeenCalledTimes(1)
-    expect(String(consoleError.mock.calls[0][0])).toContain('9995 message(s) not delivered')
+    expect(String(consoleError.mock.calls[0][0])).toContain('9995 messages not delivered')
   })
 })
 
