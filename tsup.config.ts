@@ -30,8 +30,8 @@ const shared: Options = {
 export default defineConfig([
   // ESM: dependencies stay external, so a user's bundler dedupes them.
   { ...shared, format: ['esm'], dts: true, clean: true },
-  // CommonJS: p-retry is ESM-only, so it is bundled in; everything else stays external.
-  { ...shared, format: ['cjs'], dts: true, noExternal: ['p-retry', 'is-network-error'] },
+  // CommonJS: dependencies stay external too (every one of them can be required).
+  { ...shared, format: ['cjs'], dts: true },
   // One <script> file exposing globalThis.IsomorphicAnalytics.
   {
     entry: { 'isomorphic-analytics': 'src/index.ts' },

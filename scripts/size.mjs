@@ -85,11 +85,9 @@ export async function readmeFigures() {
 
 /** README text with the Size section's figures replaced by `figures`. */
 export function withFigures(readme, figures) {
-  const gzKb = (bytes) => `${(bytes / 1024).toFixed(bytes < 512 ? 2 : 1)} KB`
   return readme
     .replace(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m, `| isomorphic-analytics ${figures.version} | ${kb(figures.min)} | ${kb(figures.gz)} |`)
     .replace(/our own code \(\d+% of the minified/, `our own code (${figures.ownPercent}% of the minified`)
-    .replace(/`p-retry` \(\+[\d.]+ KB gz\) and `is-network-error` \(\+[\d.]+ KB gz\)/, `\`p-retry\` (+${gzKb(figures.marginal['p-retry'])} gz) and \`is-network-error\` (+${gzKb(figures.marginal['is-network-error'])} gz)`)
     .replace(/everything bundled\) is [\d.]+ KB gzipped/, `everything bundled) is ${kb(figures.script)} gzipped`)
 }
 

@@ -2,9 +2,9 @@
  * Chromium plumbing: a static page server on its own loopback port (so the sink is cross-origin),
  * the pages the tests load, and Debian's chromium launched by playwright-core with a fresh profile.
  *
- * The ESM page loads the real `dist/index.js` through an import map. Its external dependencies
- * (`p-retry` and `is-network-error`, both ESM) are served from node_modules as they are. The web worker imports a browser bundle of the package
- * made by esbuild (import maps do not apply inside workers), which is also how bundler users run it.
+ * The ESM page loads the real `dist/index.js` through an import map (it has no static import of
+ * another package). The web worker imports a browser bundle of the package made by esbuild
+ * (import maps do not apply inside workers), which is also how bundler users run it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -23,8 +23,6 @@ const CHROMIUM_ARGS = [
 const IMPORT_MAP = {
   imports: {
     'isomorphic-analytics': '/dist/index.js',
-    'p-retry': '/node_modules/p-retry/index.js',
-    'is-network-error': '/node_modules/is-network-error/index.js',
   },
 }
 
@@ -81,16 +79,11 @@ export async function startPageServer(extra: Record<string, string> = {}): Promi
     ...PAGES,
     ...extra,
   }
-  const allowedFiles: Record<string, string> = {
-    '/node_modules/p-retry/index.js': join(ROOT, 'node_modules/p-retry/index.js'),
-    '/node_modules/is-network-error/index.js': join(ROOT, 'node_modules/is-network-error/index.js'),
-  }
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname
     let body: string | Buffer | undefined = generated[path]
     try {
-      if (body === undefined && allowedFiles[path]) body = readFileSync(allowedFiles[path])
-      else if (body === undefined && path.startsWith('/dist/') && !normalize(path).includes('..')) body = readFileSync(join(DIST, path.slice(6)))
+      if (body === undefined && path.startsWith('/dist/') && !normalize(path).includes('..')) body = readFileSync(join(DIST, path.slice(6)))
     } catch {
       body = undefined
     }
