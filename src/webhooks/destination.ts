@@ -232,8 +232,8 @@ export class WebhookDestination {
     } catch (error) {
       stoppedBy = error
     }
-    // The delivery record, not what p-retry returned or threw, is the source of truth: p-retry
-    // turns a success that lands just as `close()` aborts into a throw.
+    // The delivery record, not what the retry loop returned or threw, is the source of truth: an
+    // abort from `close()` can end the loop just as an attempt succeeds.
     const results = delivery.results.map((r) => ({ ...r }))
     if (delivery.deliveredBy >= 0) {
       const { url, status } = results[delivery.deliveredBy]
