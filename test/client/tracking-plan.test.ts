@@ -180,7 +180,7 @@ describe('schema option checks', () => {
     const make = (schema: unknown) => () => new Client('k', { endpoint: ENDPOINT, schema: schema as never })
     expect(make({ 'Order Completed': { parse: () => 1 } })).toThrow(ConfigError)
     expect(make({ 'Order Completed': { parse: () => 1 } })).toThrow(
-      'Expected `schema["Order Completed"]` to be a Standard Schema v1 validator (zod, valibot, arktype…), got a object.',
+      'Expected `schema["Order Completed"]` to be a Standard Schema v1 validator (zod, valibot, arktype…), got an object.',
     )
     expect(make([orderCompleted])).toThrow('Expected `schema` to be an object, got an array.')
     expect(make({ A: null })).toThrow(/`schema\["A"\]`.*got `null`/)
