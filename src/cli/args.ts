@@ -39,6 +39,9 @@ Server:
                           console are written back to that file
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
+  --queue URL             keep deliveries in a queue server, shared by every
+                          collector on it: redis://… or postgres://… (default:
+                          $ANALYTICS_QUEUE_URL, else this process's memory)
   --progress-interval MS  when output is not a terminal, print counts this
                           often (default: 5000)
 
@@ -73,6 +76,7 @@ const OPTIONS = {
   host: { type: 'string' },
   'admin-token': { type: 'string' },
   'drain-timeout': { type: 'string' },
+  queue: { type: 'string' },
   'progress-interval': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -118,7 +122,8 @@ function readConfigFile(path: string): ConfigFile {
 
 export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'collect'; args: CollectArgs }
 
-export function parseCommand(argv: readonly string[]): Command {
+/** `env.ANALYTICS_QUEUE_URL`: the queue server when `--queue` is not given. */
+export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL?: string } = {}): Command {
   let parsed
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
@@ -158,6 +163,7 @@ export function parseCommand(argv: readonly string[]): Command {
   if (sources.length === 0) throw new UsageError('No source: give --write-key KEY (and --webhook URL), or --config FILE.')
 
   const adminToken = values['admin-token'] ?? fileConfig.adminToken
+  const queue = values.queue ?? (env.ANALYTICS_QUEUE_URL || undefined) ?? fileConfig.queue
   const drainTimeout = values['drain-timeout'] === undefined
     ? (fileConfig.drainTimeout ?? 10_000)
     : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
@@ -168,7 +174,7 @@ export function parseCommand(argv: readonly string[]): Command {
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(queue !== undefined && { queue }) },
       configFile: values.config,
     },
   }

@@ -18,6 +18,17 @@ export interface CollectIo {
   stopSignal(onAgain: (signal: string) => void): Promise<string>
 }
 
+/** A URL without its password, for output. */
+function redactUrl(text: string): string {
+  try {
+    const url = new URL(text)
+    if (url.password !== '') url.password = '***'
+    return url.toString()
+  } catch {
+    return '(not a URL)'
+  }
+}
+
 function describeSources(args: CollectArgs): string[] {
   return args.config.sources.map((source) => {
     const urls = source.webhooks?.enabled !== false ? (source.webhooks?.urls ?? []) : []
@@ -55,8 +66,11 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   for (const line of describeSources(args)) io.out(`${line}\n`)
   if (args.config.adminToken !== undefined) {
     io.out(`  console: ${server.url}/console (sign in with the admin token)\n`)
-    io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences, /v1/admin/... (Bearer token)\n')
+    io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences, GET /v1/stats, /v1/admin/... (Bearer token)\n')
   }
+  io.out(args.config.queue === undefined
+    ? '  deliveries: in this process\'s memory\n'
+    : `  deliveries: queue server ${redactUrl(args.config.queue)} (shared with every collector on it)\n`)
   io.out('Press Ctrl+C to stop.\n')
 
   const progress = startProgress({
@@ -73,11 +87,17 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   progress.stop()
   const pendingAtStop = collector.stats().pending
   io.out(`${signal}: stopping. ${count(pendingAtStop, 'delivery', 'deliveries')} pending; waiting up to ${args.drainTimeout} ms.\n`)
+  // One budget for both steps, so the process exits within the drain timeout (plus teardown).
+  const deadline = Date.now() + args.drainTimeout
   // Stop accepting connections first; requests in flight finish and may queue deliveries.
-  await server.close(Math.min(args.drainTimeout, 5_000))
-  const report = await collector.close(args.drainTimeout)
+  await server.close(Math.min(args.drainTimeout, 1_000))
+  const report = await collector.close(Math.max(0, deadline - Date.now()))
   io.out(`${formatProgress(report.stats)}\n`)
-  if (report.drained) io.out('All deliveries settled.\n')
-  else io.out(`${count(report.pending, 'delivery was', 'deliveries were')} still pending after ${args.drainTimeout} ms; their retries were cancelled.\n`)
+  if (args.config.queue !== undefined) {
+    io.out(report.drained
+      ? 'Attempts in flight finished; the rest stays in the queue server for the next collector.\n'
+      : `Attempts still in flight after ${args.drainTimeout} ms were stopped; they and the rest stay in the queue server.\n`)
+  } else if (report.drained) io.out('All deliveries settled.\n')
+  else io.out(`${count(report.pending, 'delivery', 'deliveries')} not delivered (still pending after ${args.drainTimeout} ms; counted in failed).\n`)
   return 0
 }

@@ -27,7 +27,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const out = (text: string) => void process.stdout.write(text)
   const err = (text: string) => void process.stderr.write(text)
   try {
-    const command = parseCommand(argv)
+    const command = parseCommand(argv, { ANALYTICS_QUEUE_URL: process.env.ANALYTICS_QUEUE_URL })
     if (command.kind === 'help') return out(HELP), 0
     if (command.kind === 'version') return out(`${__VERSION__}\n`), 0
     const io: CollectIo = { out, err, isTTY: process.stdout.isTTY === true, debug: process.env.DEBUG, stopSignal }

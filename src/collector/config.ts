@@ -49,6 +49,12 @@ export interface CollectorConfig {
   deliveryConcurrency?: number
   /** Deliveries waiting or in flight per source before ingest answers 503 (10000). */
   maxPendingDeliveries?: number
+  /**
+   * A queue server for deliveries, through BullMQ: `redis://` / `rediss://` or `postgres://` /
+   * `postgresql://`. Deliveries then survive the process and are shared by every collector on
+   * that server. Default: this process's memory.
+   */
+  queue?: string
   /** Force logging on or off (default: `DEBUG=analytics`). */
   debug?: boolean
   /** Called with every unexpected error (answered 500). Default: `console.error`. */
@@ -85,9 +91,35 @@ export interface ResolvedConfig {
   drainTimeout: number
   deliveryConcurrency: number
   maxPendingDeliveries: number
+  queue: QueueServer | undefined
   debug: boolean | undefined
   onError: (error: unknown) => void
   settings: SettingsStore
+}
+
+export interface QueueServer {
+  kind: 'redis' | 'postgres'
+  url: string
+}
+
+const QUEUE_PROTOCOLS: Record<string, QueueServer['kind']> = {
+  'redis:': 'redis', 'rediss:': 'redis', 'postgres:': 'postgres', 'postgresql:': 'postgres',
+}
+
+function resolveQueue(value: unknown): QueueServer | undefined {
+  if (value === undefined) return undefined
+  const expectation = 'a redis://, rediss://, postgres:// or postgresql:// URL'
+  if (typeof value !== 'string') fail('queue', expectation, value)
+  let url: URL
+  // The URL may hold a password: errors name its scheme only.
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError('queue', `Expected \`queue\` to be ${expectation}, got a string that is not a URL.`)
+  }
+  const kind = QUEUE_PROTOCOLS[url.protocol]
+  if (kind === undefined) throw new ConfigError('queue', `Expected \`queue\` to be ${expectation}, got a ${url.protocol}// URL.`)
+  return { kind, url: value }
 }
 
 /** The defaults. The README's collector options table is checked against this object by a test. */
@@ -99,7 +131,7 @@ export const COLLECTOR_DEFAULTS = {
 } as const
 
 const CONFIG_KEYS = new Set([
-  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'debug', 'onError', 'settings',
+  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
@@ -213,6 +245,7 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     drainTimeout: optionalInteger(input.drainTimeout, 'drainTimeout', 0, COLLECTOR_DEFAULTS.drainTimeout),
     deliveryConcurrency: optionalInteger(input.deliveryConcurrency, 'deliveryConcurrency', 1, COLLECTOR_DEFAULTS.deliveryConcurrency),
     maxPendingDeliveries: optionalInteger(input.maxPendingDeliveries, 'maxPendingDeliveries', 1, COLLECTOR_DEFAULTS.maxPendingDeliveries),
+    queue: resolveQueue(input.queue),
     debug: input.debug,
     onError: input.onError ?? COLLECTOR_DEFAULTS.onError,
     settings: resolveSettingsStore(input.settings),

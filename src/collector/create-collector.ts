@@ -7,7 +7,6 @@ import { ClientClosedError } from '../errors.js'
 import { count, createLogger, debugEnables, type Logger } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import type { WebhookDestination } from '../webhooks/index.js'
-import { MemoryMemberships } from './admin/memberships.js'
 import {
   requestDeletion,
   syncAudience,
@@ -17,13 +16,21 @@ import {
   type Dispatch,
 } from './admin/requests.js'
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
+import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from './admin/stats.js'
+import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
 import { createConsole, createSourceSettings } from './console/index.js'
+import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
+import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
+import { SharedState } from './state/shared-state.js'
 import { Tally } from './stats.js'
+
+/** (source, messageId) pairs remembered in memory for de-duplication, at most. */
+const MAX_DEDUP_ENTRIES = 500_000
 
 export interface CollectorStats {
   /** HTTP requests handled. */
@@ -50,6 +57,8 @@ export interface CollectorStats {
   pending: number
   /** Failed attempts that were retried. */
   retries: number
+  /** Messages not forwarded because their messageId was accepted within the last 24 hours. */
+  deduplicated: number
 }
 
 export interface DrainReport {
@@ -66,7 +75,7 @@ export interface Collector {
   /** One `delete` payload per affected source with an enabled destination. */
   requestDeletion(request: DeletionRequest): Dispatch
   /** Identify payloads for the membership changes since this audience's previous sync. */
-  syncAudience(request: AudienceSyncRequest): Dispatch
+  syncAudience(request: AudienceSyncRequest): Promise<Dispatch>
   stats(): CollectorStats
   /**
    * Stops accepting (requests are answered 503), waits up to `timeoutMs` (default: the
@@ -89,27 +98,42 @@ export function createCollector(config: CollectorConfig): Collector {
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
   const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
   const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
-  const tally = new Tally(sources.map((s) => s.name))
+  // With a queue server, counters live there too (shared by every process on it).
+  const shared = config.queue ? new SharedState(config.queue) : undefined
+  const tally = new Tally(
+    sources.map((s) => s.name),
+    shared && ((key, delta) => shared.add(key, delta)),
+  )
   const byKey = new Map<string, SourceRuntime>(sources.map((s) => [s.writeKey, s]))
   const byName = new Map<string, SourceRuntime>(sources.map((s) => [s.name, s]))
   const destinations = new Map<string, WebhookDestination>(
     sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
   )
-  const queue: DeliveryQueue = new MemoryQueue({
+  const queueOptions = {
     destinations,
     concurrency: config.deliveryConcurrency,
     maxPending: config.maxPendingDeliveries,
     tally,
     log,
-  })
-  const admin: AdminState = { byName, queue, memberships: new MemoryMemberships() }
+  }
+  // The one place the delivery queue is chosen: a queue server when configured, else memory.
+  const queue: DeliveryQueue = config.queue
+    ? new BullmqQueue({ ...queueOptions, server: config.queue, onError: config.onError, counters: shared! })
+    : new MemoryQueue(queueOptions)
+  const admin: AdminState = {
+    byName,
+    queue,
+    memberships: shared ? new SharedMemberships(shared) : new MemoryMemberships(),
+    maxPending: config.maxPendingDeliveries,
+    log,
+  }
   let closing: Promise<DrainReport> | undefined
 
   const open = (call: string) => {
     if (closing !== undefined) throw new ClientClosedError(call)
   }
   const deletion = (request: DeletionRequest) => (open('requestDeletion'), requestDeletion(admin, request))
-  const audience = (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(admin, request))
+  const audience = async (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(admin, request))
 
   const stats = (): CollectorStats => {
     const { requests, rejected, metrics, lastReceivedAt, totals } = tally.snapshot()
@@ -118,17 +142,28 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
 
   const settings = createSourceSettings({ config, sources, queue })
   const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, settings, sources, queue })
+  async function report(): Promise<StatsReport> {
+    const names = sources.map((s) => s.name)
+    if (queue.sharedCounts) {
+      const counts = await queue.sharedCounts()
+      return statsReport('shared', Object.fromEntries(names.map((name) => [name, sharedSourceStats(counts, name)])))
+    }
+    const snapshot = tally.snapshot()
+    return statsReport('process', Object.fromEntries(names.map((name) => [name, sourceStats(snapshot.sources[name], queue.counts(name))])))
+  }
+
   const ingest = createIngest({
     lookup: (key) => byKey.get(key) ?? (hooks.anyWriteKey ? sources[0] : undefined),
     queue,
     tally,
+    dedup: config.queue ? undefined : new RecentMessageIds(DEDUP_TTL_MS, MAX_DEDUP_ENTRIES),
     log,
     ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
     ...(consoleContext && { record: consoleContext.recorder.accepted.bind(consoleContext.recorder) }),
   })
   const fetch = createHandler({
     ingest,
-    admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience },
+    admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
     tally,
     log,

@@ -18,6 +18,8 @@ export interface SourceCounts {
   failed: number
   /** Failed attempts that were retried. */
   retries: number
+  /** Messages not forwarded because their messageId was accepted within the last 24 hours. */
+  deduplicated: number
 }
 
 export interface IngestTally {
@@ -25,17 +27,19 @@ export interface IngestTally {
   rejected(): void
   /** `at`: the `receivedAt` the messages were given; `blocked`: not forwarded because of a tracking plan. */
   accepted(source: string, received: number, forwarding: number, at?: string, blocked?: number): void
+  deduplicated(source: string, count: number): void
   /** An analytics.js metrics request (`/v1/m`) was answered. */
   metrics(): void
 }
 
 export interface DeliveryTally {
+  deduplicated(source: string, count: number): void
   forwarded(source: string): void
   failed(source: string, count?: number): void
   retried(source: string): void
 }
 
-const zero = (): SourceCounts => ({ received: 0, skipped: 0, blocked: 0, forwarded: 0, failed: 0, retries: 0 })
+const zero = (): SourceCounts => ({ received: 0, skipped: 0, blocked: 0, forwarded: 0, failed: 0, retries: 0, deduplicated: 0 })
 
 export class Tally implements IngestTally, DeliveryTally {
   #requests = 0
@@ -44,8 +48,12 @@ export class Tally implements IngestTally, DeliveryTally {
   #lastReceivedAt: string | undefined
   readonly #sources = new Map<string, SourceCounts>()
 
-  constructor(sources: readonly string[]) {
+  readonly #mirror: ((key: string, delta: number) => void) | undefined
+
+  /** `mirror` also receives every per-source increment (`${source}|${count}`): shared counters. */
+  constructor(sources: readonly string[], mirror?: (key: string, delta: number) => void) {
     for (const name of sources) this.#sources.set(name, zero())
+    this.#mirror = mirror
   }
 
   request(): void {
@@ -58,10 +66,13 @@ export class Tally implements IngestTally, DeliveryTally {
 
   accepted(source: string, received: number, forwarding: number, at?: string, blocked = 0): void {
     if (at !== undefined) this.#lastReceivedAt = at
-    const counts = this.#of(source)
-    counts.received += received
-    counts.skipped += received - forwarding - blocked
-    counts.blocked += blocked
+    this.#add(source, 'received', received)
+    this.#add(source, 'skipped', received - forwarding - blocked)
+    this.#add(source, 'blocked', blocked)
+  }
+
+  deduplicated(source: string, count: number): void {
+    this.#add(source, 'deduplicated', count)
   }
 
   metrics(): void {
@@ -69,15 +80,21 @@ export class Tally implements IngestTally, DeliveryTally {
   }
 
   forwarded(source: string): void {
-    this.#of(source).forwarded++
+    this.#add(source, 'forwarded', 1)
   }
 
   failed(source: string, count = 1): void {
-    this.#of(source).failed += count
+    this.#add(source, 'failed', count)
   }
 
   retried(source: string): void {
-    this.#of(source).retries++
+    this.#add(source, 'retries', 1)
+  }
+
+  #add(source: string, count: keyof SourceCounts, delta: number): void {
+    if (delta === 0) return
+    this.#of(source)[count] += delta
+    this.#mirror?.(`${source}|${count}`, delta)
   }
 
   /** A copy of every count: totals, and each source's own. */

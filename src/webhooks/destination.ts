@@ -15,7 +15,7 @@ import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import { maskUrl } from '../secrets.js'
 import { retry } from '../transport/retry.js'
-import { isRetryableError } from '../transport/retry-policy.js'
+import { isRetryableError, retryDelay } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
 import {
   resolveDestinationOptions,
@@ -152,6 +152,19 @@ export class WebhookDestination {
       timeout,
       now,
     })
+  }
+
+  /**
+   * The retry policy for a caller that owns the schedule: after attempt number `attempts` failed
+   * with `outcome`, the delay before the next one (jittered exponential backoff, at least any
+   * Retry-After), or `undefined` when there is none: every URL failed for good, or the next
+   * attempt would start past the retry window measured from `firstAttemptAt` (ms since epoch).
+   */
+  nextRetryDelay(outcome: AttemptOutcome, attempts: number, firstAttemptAt: number): number | undefined {
+    const { backoff, retryWindow, now, random } = this.#options
+    if (outcome.deliveredBy >= 0 || outcome.retry.length === 0 || retryWindow === 0) return undefined
+    const delay = retryDelay(attempts, backoff, random(), outcome.retryAfterMs)
+    return now() + delay - firstAttemptAt > retryWindow ? undefined : delay
   }
 
   #track(promise: Promise<DeliveryResult>): Promise<DeliveryResult> {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { formatProgress, startProgress } from '../../src/cli/progress.js'
 import type { CollectorStats } from '../../src/collector/index.js'
 
-const zero: CollectorStats = { requests: 0, rejected: 0, received: 0, skipped: 0, blocked: 0, metrics: 0, lastReceivedAt: undefined, forwarded: 0, failed: 0, retrying: 0, pending: 0, retries: 0 }
+const zero: CollectorStats = { requests: 0, rejected: 0, received: 0, skipped: 0, blocked: 0, metrics: 0, lastReceivedAt: undefined, forwarded: 0, failed: 0, retrying: 0, pending: 0, retries: 0, deduplicated: 0 }
 
 afterEach(() => vi.useRealTimers())
 

@@ -1,32 +1,50 @@
 /**
- * The admin endpoints `POST /v1/deletions` and `POST /v1/audiences` (only with an admin token,
- * sent as `Authorization: Bearer <token>`): the collector's `requestDeletion` and `syncAudience`
- * over HTTP.
+ * The admin endpoints (only with an admin token, sent as `Authorization: Bearer <token>`):
+ * `POST /v1/deletions` and `POST /v1/audiences`, the collector's `requestDeletion` and
+ * `syncAudience` over HTTP, and `GET /v1/stats`.
  */
 import { requireBearer } from '../http/auth.js'
 import { fromMessageError, jsonResponse } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
+import type { StatsReport } from './stats.js'
 import type { AudienceSyncRequest, DeletionRequest, Dispatch } from './requests.js'
 
-export type AdminRoute = 'deletions' | 'audiences'
+export type AdminRoute = 'deletions' | 'audiences' | 'stats'
 
 export interface AdminContext {
   adminToken: string
   deletion(request: DeletionRequest): Dispatch
-  audience(request: AudienceSyncRequest): Dispatch
+  audience(request: AudienceSyncRequest): Promise<Dispatch>
+  stats(): Promise<StatsReport>
 }
 
-/** `POST /v1/deletions` and `POST /v1/audiences`: answers once the payloads are queued. */
+/** How long an admin request waits for its payloads to be queued before answering anyway. */
+const QUEUED_WAIT_MS = 5_000
+
+/**
+ * `POST /v1/deletions` and `POST /v1/audiences` answer once the payloads are queued, or after
+ * 5 s with `"queuing": true` while a large audience still waits for room under the backlog
+ * limit (it keeps going in the background); `GET /v1/stats`.
+ */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
+  if (route === 'stats') return jsonResponse(200, await context.stats())
   const body = parseJson(await readBodyText(request)).value
   try {
     const dispatch =
       route === 'deletions'
         ? context.deletion(body as DeletionRequest)
-        : context.audience(body as AudienceSyncRequest)
-    return jsonResponse(200, { success: true, sources: dispatch.sources, sent: dispatch.payloads.length })
+        : await context.audience(body as AudienceSyncRequest)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const waited = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), QUEUED_WAIT_MS)))
+    const outcome = await Promise.race([dispatch.queued.then(() => 'queued' as const), waited]).finally(() => clearTimeout(timer))
+    return jsonResponse(200, {
+      success: true,
+      sources: dispatch.sources,
+      sent: dispatch.payloads.length,
+      ...(outcome === 'waiting' && { queuing: true }),
+    })
   } catch (error) {
     throw fromMessageError(error, '') ?? error
   }

@@ -8,13 +8,17 @@ import { describe, isPlainObject } from '../../message/validate.js'
 import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webhooks/index.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
 import type { SourceRuntime } from '../sources.js'
-import type { MembershipStore } from './memberships.js'
+import type { Logger } from '../../logger.js'
+import type { MembershipStore } from '../state/memberships.js'
 
 /** What the admin requests need: the sources by name, the queue, the memberships. */
 export interface AdminState {
   byName: ReadonlyMap<string, SourceRuntime>
   queue: DeliveryQueue
   memberships: MembershipStore
+  /** The per-source backlog limit (`maxPendingDeliveries`). */
+  maxPending: number
+  log: Logger
 }
 
 export interface DeletionRequest {
@@ -36,7 +40,16 @@ export interface Dispatch {
   /** Names of the sources that got payloads. */
   sources: string[]
   payloads: WebhookPayload[]
-  /** Resolves once every payload has been delivered or has failed for good. Never rejects. */
+  /**
+   * Resolves once every payload is queued (offered in chunks that fit under the backlog limit);
+   * rejects when the queue refused them (the collector closed, the queue server failed).
+   */
+  queued: Promise<void>
+  /**
+   * Resolves once every payload has been delivered or has failed for good; with a queue server,
+   * once every payload is held there (`delivered: 0`: their fate is then in `GET /v1/stats`).
+   * Never rejects.
+   */
   settled: Promise<{ delivered: number; failed: number }>
 }
 
@@ -60,26 +73,59 @@ function knownSource(byName: ReadonlyMap<string, SourceRuntime>, name: unknown, 
   return source
 }
 
-function send(queue: DeliveryQueue, targets: Array<[SourceRuntime, WebhookPayload[]]>): Dispatch {
+/** How many admin payloads are offered to the queue at once (fewer when the backlog limit is lower). */
+const CHUNK = 500
+/** How long to wait for room in the backlog before offering a chunk again. */
+const ROOM_WAIT_MS = 100
+
+/**
+ * Queues the payloads in chunks that fit under each source's backlog limit, waiting for room
+ * between them, so a large audience never pushes the backlog past it (ingest keeps its share).
+ * With a queue server, `settled` resolves once every payload is held there: delivering them is
+ * then the queue's business (any process's), counted in `GET /v1/stats`.
+ */
+function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]]>, afterQueued?: () => Promise<void>): Dispatch {
+  const { queue } = state
   const outcomes: Promise<boolean>[] = []
+  const size = Math.max(1, Math.min(CHUNK, state.maxPending))
+  const holding: Promise<void>[] = []
   for (const [source, payloads] of targets) {
     const deliveries = payloads.map((payload) => {
       let onSettled!: (delivered: boolean) => void
       outcomes.push(new Promise<boolean>((resolve) => (onSettled = resolve)))
       return { source: source.name, type: payload.type, body: JSON.stringify(payload), onSettled }
     })
-    // Known gap: admin payloads are held even past the backlog limit (a large audience can pass it).
-    void queue.enqueue(deliveries, { ignoreLimit: true })
+    holding.push((async () => {
+      let i = 0
+      try {
+        while (i < deliveries.length) {
+          const chunk = deliveries.slice(i, i + size)
+          if (!(await queue.enqueue(chunk))) {
+            await new Promise((resolve) => setTimeout(resolve, ROOM_WAIT_MS))
+            continue
+          }
+          if (queue.durable) for (const d of chunk) d.onSettled(false)
+          i += chunk.length
+        }
+      } catch (error) {
+        state.log(`${source.name}: ${deliveries.length - i} admin payload(s) not queued: ${(error as Error).message}`)
+        for (const d of deliveries.slice(i)) d.onSettled(false)
+        throw error
+      }
+    })())
   }
+  const queued = Promise.all(holding).then(() => afterQueued?.())
+  queued.catch(() => {})
   const settled = Promise.all(outcomes).then((results) => {
     const delivered = results.filter(Boolean).length
-    return { delivered, failed: results.length - delivered }
+    return { delivered, failed: queue.durable ? 0 : results.length - delivered }
   })
-  return { sources: targets.map(([s]) => s.name), payloads: targets.flatMap(([, p]) => p), settled }
+  return { sources: targets.map(([s]) => s.name), payloads: targets.flatMap(([, p]) => p), queued, settled }
 }
 
 /** One `delete` payload for each affected source whose Webhooks destination is enabled. */
-export function requestDeletion({ byName, queue }: AdminState, input: DeletionRequest): Dispatch {
+export function requestDeletion(state: AdminState, input: DeletionRequest): Dispatch {
+  const { byName } = state
   const request = requireObject(input, 'a deletion request { userId, sources? }')
   const userId = requireString(request.userId, 'userId')
   let affected: SourceRuntime[]
@@ -89,7 +135,7 @@ export function requestDeletion({ byName, queue }: AdminState, input: DeletionRe
   } else affected = [...new Set(request.sources.map((name: unknown, i) => knownSource(byName, name, `sources[${i}]`)))]
   const timestamp = new Date().toISOString()
   return send(
-    queue,
+    state,
     affected
       .filter((source) => source.destination !== undefined)
       .map((source) => [source, [toWebhookPayload({ type: 'delete', userId, timestamp })]]),
@@ -98,10 +144,12 @@ export function requestDeletion({ byName, queue }: AdminState, input: DeletionRe
 
 /**
  * The identify payloads of an audience's membership changes since its previous sync on this
- * source (every member on the first sync). The membership is remembered only once sent: a source
- * without an enabled destination sends nothing and remembers nothing.
+ * source (every member on the first sync). The membership is remembered once every payload is
+ * queued (so a sync cut short is diffed again, from the old base, next time); a source without
+ * an enabled destination sends nothing and remembers nothing.
  */
-export function syncAudience({ byName, queue, memberships }: AdminState, input: AudienceSyncRequest): Dispatch {
+export async function syncAudience(state: AdminState, input: AudienceSyncRequest): Promise<Dispatch> {
+  const { byName, memberships } = state
   const request = requireObject(input, 'an audience sync { source, audience, members }')
   const source = knownSource(byName, request.source, 'source')
   const audience = requireString(request.audience, 'audience')
@@ -109,15 +157,14 @@ export function syncAudience({ byName, queue, memberships }: AdminState, input: 
     throw new ValidationError('members', `Expected \`members\` to be an array of user ids, got ${describe(request.members)}.`)
   }
   const members = [...new Set(request.members.map((id: unknown, i) => requireString(id, `members[${i}]`)))]
-  if (source.destination === undefined) return send(queue, [])
+  if (source.destination === undefined) return send(state, [])
   let payloads: WebhookPayload[]
   try {
-    payloads = audienceSync(audience, memberships.get(source.name, audience) ?? [], members)
+    payloads = audienceSync(audience, (await memberships.get(source.name, audience)) ?? [], members)
   } catch (error) {
     // The audience's name is `audience` here; audienceSync calls it `audienceName`.
     if (!isValidationError(error) || error.field !== 'audienceName') throw error
     throw new ValidationError('audience', error.message.replaceAll('`audienceName`', '`audience`'))
   }
-  memberships.set(source.name, audience, members)
-  return send(queue, [[source, payloads]])
+  return send(state, [[source, payloads]], () => memberships.set(source.name, audience, members))
 }

@@ -95,18 +95,23 @@ class Lane {
     item.delivery.trace?.settled(delivered, results)
     if (delivered) this.queue.tally.forwarded(this.source)
     else this.queue.tally.failed(this.source)
+    if (!delivered && this.queue.cutOff) this.queue.notDelivered++
     item.delivery.onSettled?.(delivered)
     if (this.pending === 0) this.queue.laneIdle()
   }
 }
 
 export class MemoryQueue implements DeliveryQueue {
+  readonly durable = false
   readonly #lanes = new Map<string, Lane>()
   readonly #maxPending: number
   readonly concurrency: number
   readonly tally: DeliveryTally
   readonly log: Logger
   #idle: Array<() => void> = []
+  /** Set once the drain's bound is reached: what fails from then on is counted in `notDelivered`. */
+  cutOff = false
+  notDelivered = 0
   #closing: Promise<DrainOutcome> | undefined
 
   constructor(options: {
@@ -187,14 +192,16 @@ export class MemoryQueue implements DeliveryQueue {
     const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
     const drained = await Promise.race([this.#whenIdle().then(() => true as const), bound])
     clearTimeout(timer)
-    const pending = this.counts().pending
+    // From here, every delivery still held fails: count exactly those (an attempt that lands
+    // while its destination closes may still succeed), so the report matches the stats.
+    this.cutOff = true
     for (const lane of this.#lanes.values()) {
       lane.closed = true
       lane.abandon()
     }
     await Promise.all([...this.#lanes.values()].flatMap((lane) => [lane.destination, ...lane.retired]).map((d) => d.close()))
     await this.#whenIdle()
-    return { drained, pending }
+    return { drained, pending: this.notDelivered }
   }
 
   #lane(source: string): Lane {

@@ -21,6 +21,8 @@ export interface QueuedDelivery {
   type: WebhookEventType
   /** The exact body to POST and sign. */
   body: string
+  /** The message's `messageId` (not for deletions and audience payloads): de-duplication. */
+  messageId?: string
   /** Called once with whether it was delivered (memory mode only; for `Dispatch.settled`). */
   onSettled?: (delivered: boolean) => void
   /** Told of each attempt, retry and the outcome (memory mode). */
@@ -36,11 +38,19 @@ export interface BacklogCounts {
 export interface DrainOutcome {
   /** Whether every delivery settled (memory) or every attempt in flight finished (durable). */
   drained: boolean
-  /** Deliveries this process still held when it stopped (memory: not delivered, counted failed). */
+  /**
+   * Memory: deliveries still held at the bound, which then failed (exactly the rise in `failed`
+   * from then on). Durable: 0, since whatever was not finished stays in the queue server.
+   */
   pending: number
 }
 
 export interface DeliveryQueue {
+  /**
+   * `true` when deliveries live in a queue server (any process may deliver them, so `onSettled`
+   * is never called); `false` in memory, where each delivery's `onSettled` is called once.
+   */
+  readonly durable: boolean
   /**
    * Takes the deliveries of one request as a unit: all of them, or none when they do not fit
    * under the source's backlog limit (`false`: the caller answers 503). Resolves once they are
@@ -55,6 +65,11 @@ export interface DeliveryQueue {
   setDestination(source: string, destination: WebhookDestination): void
   /** Backlog of one source, or of all. */
   counts(source?: string): BacklogCounts
+  /**
+   * Counters every process on the same queue server shares (`${source}|${name}` → value), for
+   * `GET /v1/stats`. Absent in memory: this process's own counters are the whole story.
+   */
+  sharedCounts?(): Promise<Record<string, number>>
   /**
    * Stops taking deliveries, lets attempts in flight finish within `timeoutMs`, then stops.
    * Safe to call twice.

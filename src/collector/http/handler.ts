@@ -20,7 +20,7 @@ type Route =
   /** `keyInQuery`: RudderStack's beacon form, `?writeKey=KEY`. */
   | { kind: 'ingest'; body: BodyKind; keyInQuery?: true }
   | { kind: 'metrics' }
-  | { kind: 'admin'; name: AdminRoute }
+  | { kind: 'admin'; name: AdminRoute; method?: 'GET' }
 
 const SINGLE: Record<string, MessageType> = {
   identify: 'identify', track: 'track', page: 'page', screen: 'screen', group: 'group', alias: 'alias',
@@ -40,6 +40,7 @@ function buildRoutes(admin: boolean): Map<string, Route> {
   if (admin) {
     routes.set('/v1/deletions', { kind: 'admin', name: 'deletions' })
     routes.set('/v1/audiences', { kind: 'admin', name: 'audiences' })
+    routes.set('/v1/stats', { kind: 'admin', name: 'stats', method: 'GET' })
   }
   return routes
 }
@@ -74,7 +75,8 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
       const route = routes.get(path)
       if (route === undefined) throw notFound(path)
       if (request.method === 'OPTIONS') return preflight(request)
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, path)
+      const method = route.kind === 'admin' && route.method ? route.method : 'POST'
+      if (request.method !== method) throw methodNotAllowed(request.method, path, `${method}, OPTIONS`)
       if (context.isClosed()) {
         throw new HttpProblem(503, 'CLOSED', 'The collector is shutting down; retry later.', { headers: { 'retry-after': '5' } })
       }

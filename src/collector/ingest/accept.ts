@@ -17,6 +17,7 @@ import { readBodyText } from '../http/read-body.js'
 import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
 import { stringifyExact } from './exact-json.js'
+import type { RecentMessageIds } from './dedup.js'
 import { extractMessages, parseJson, type BodyKind, type Message } from './parse.js'
 import { integrationEnabled } from './routing.js'
 import type { PlanVerdict } from './tracking-plan.js'
@@ -36,6 +37,8 @@ export interface IngestContext {
   lookup(writeKey: string): SourceRuntime | undefined
   queue: DeliveryQueue
   tally: IngestTally
+  /** In-memory de-duplication; absent when the queue de-duplicates (a queue server). */
+  dedup: RecentMessageIds | undefined
   log: Logger
   onAccepted?: (batch: AcceptedBatch) => void
   /** Records each accepted message for the console; returns the trace of its delivery. */
@@ -72,6 +75,7 @@ function recordAll(
   messages: Message[],
   deliveries: QueuedDelivery[],
   blocked: ReadonlyMap<number, string>,
+  duplicates: ReadonlySet<Message>,
 ): void {
   let next = 0
   for (const [i, message] of messages.entries()) {
@@ -82,6 +86,8 @@ function recordAll(
       record(source.name, message, { outcome: 'not forwarded', reason: 'the Webhooks destination is off' })
     } else if (!integrationEnabled(message.integrations)) {
       record(source.name, message, { outcome: 'not forwarded', reason: 'turned off by its `integrations`' })
+    } else if (duplicates.has(message)) {
+      record(source.name, message, { outcome: 'not forwarded', reason: 'a duplicate: its messageId was accepted within the last 24 hours' })
     } else {
       const delivery = deliveries[next++]
       ;(delivery.trace as DeferredTrace).bind(record(source.name, message, delivery))
@@ -129,24 +135,38 @@ export function createIngest(context: IngestContext): Ingest {
     const blockedAt = new Map(violations.flatMap((v) => (v.blocked ? [[v.index, v.reason] as const] : [])))
     const deliveries: QueuedDelivery[] = []
     const { record } = context
+    let repeats = 0
+    const duplicates = new Set<Message>()
     if (source.destination !== undefined) {
+      const now = Date.now()
       for (const [i, message] of messages.entries()) {
         if (blockedAt.has(i)) continue
         if (!integrationEnabled(message.integrations)) continue
+        if (context.dedup && !context.dedup.claim(source.name, message.messageId as string, now)) {
+          repeats++
+          duplicates.add(message)
+          continue
+        }
         // Serialised here, where it is known whether the body held a bigint: these exact bytes
         // are queued, signed and sent.
         deliveries.push({
           source: source.name,
           type: message.type,
           body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
+          messageId: message.messageId as string,
           ...(record && { trace: deferredTrace() }),
         })
       }
       const held = context.queue.enqueue(deliveries)
-      if (!(typeof held === 'boolean' ? held : await held)) throw backlogFull(source.name)
+      if (!(typeof held === 'boolean' ? held : await held)) {
+        // Not taken: the sender will retry these, and the retry must not be a "duplicate".
+        for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string)
+        throw backlogFull(source.name)
+      }
     }
-    if (record) recordAll(record, source, messages, deliveries, blockedAt)
-    context.tally.accepted(source.name, messages.length, deliveries.length, receivedAt, blockedAt.size)
+    if (record) recordAll(record, source, messages, deliveries, blockedAt, duplicates)
+    context.tally.accepted(source.name, messages.length, deliveries.length + repeats, receivedAt, blockedAt.size)
+    if (repeats > 0) context.tally.deduplicated(source.name, repeats)
     if (context.log.enabled) {
       context.log(`${source.name}: accepted ${count(messages.length, 'message')}, forwarding ${count(deliveries.length, 'payload')} (received at ${receivedAt})`)
     }

@@ -74,32 +74,32 @@ describe('requestDeletion', () => {
 describe('syncAudience', () => {
   it('sends every member true on the first sync, then only the changes', async () => {
     const { collector, calls } = setup()
-    const first = collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u1', 'u2'] })
+    const first = await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u1', 'u2'] })
     expect(await first.settled).toEqual({ delivered: 2, failed: 0 })
     expect(calls.map((c) => [c.json.userId, c.json.traits])).toEqual([
       ['u1', { high_value_users: true }],
       ['u2', { high_value_users: true }],
     ])
     calls.length = 0
-    const second = collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u2', 'u3'] })
+    const second = await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u2', 'u3'] })
     await second.settled
     const changes = Object.fromEntries(calls.map((c) => [c.json.userId, c.json.traits]))
     expect(changes).toEqual({ u1: { high_value_users: false }, u3: { high_value_users: true } })
     calls.length = 0
-    await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u3', 'u2'] }).settled
+    await (await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u3', 'u2'] })).settled
     expect(calls).toHaveLength(0)
   })
 
   it('keeps audiences apart per source', async () => {
     const { collector, calls } = setup()
-    await collector.syncAudience({ source: 'web', audience: 'VIP', members: ['u1'] }).settled
-    await collector.syncAudience({ source: 'app', audience: 'VIP', members: ['u1'] }).settled
+    await (await collector.syncAudience({ source: 'web', audience: 'VIP', members: ['u1'] })).settled
+    await (await collector.syncAudience({ source: 'app', audience: 'VIP', members: ['u1'] })).settled
     expect(calls.map((c) => c.url)).toEqual(['https://web.test/', 'https://app.test/'])
   })
 
   it('sends and remembers nothing for a source without a destination', async () => {
     const { collector, calls } = setup()
-    const dispatch = collector.syncAudience({ source: 'batch', audience: 'VIP', members: ['u1'] })
+    const dispatch = await collector.syncAudience({ source: 'batch', audience: 'VIP', members: ['u1'] })
     expect(dispatch.payloads).toEqual([])
     expect(await dispatch.settled).toEqual({ delivered: 0, failed: 0 })
     expect(calls).toHaveLength(0)
@@ -112,11 +112,11 @@ describe('syncAudience', () => {
     [{ source: 'web', audience: '!!!', members: [] }, 'audience'],
     [{ source: 'web', audience: 'VIP' }, 'members'],
     [{ source: 'web', audience: 'VIP', members: ['u1', 7] }, 'members[1]'],
-  ])('refuses %j naming %s', (request, field) => {
+  ])('refuses %j naming %s', async (request, field) => {
     const { collector } = setup()
     let caught: unknown
     try {
-      collector.syncAudience(request as never)
+      await collector.syncAudience(request as never)
     } catch (error) {
       caught = error
     }

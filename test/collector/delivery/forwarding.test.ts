@@ -167,6 +167,6 @@ describe('close()', () => {
     const { collector } = forwardingCollector()
     await collector.close()
     expect(() => collector.requestDeletion({ userId: 'u1' })).toThrow(ClientClosedError)
-    expect(() => collector.syncAudience({ source: 'web', audience: 'VIP', members: [] })).toThrow(ClientClosedError)
+    await expect(collector.syncAudience({ source: 'web', audience: 'VIP', members: [] })).rejects.toThrow(ClientClosedError)
   })
 })

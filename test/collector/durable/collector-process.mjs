@@ -1,0 +1,34 @@
+// A collector in its own process, for the durable-mode tests. Env: QUEUE (queue server URL),
+// WEBHOOK, SECRET (shared secret), RETRY_WINDOW (ms), DRAIN (drain timeout, ms), CONCURRENCY
+// (deliveries in flight), PORT (0: any).
+// Prints `{"port":…}` once listening; on SIGTERM stops like the CLI does (server, then a bounded
+// drain), prints `{"report":…}` and exits.
+import { createCollector, nodeFetch, startServer } from '../../../dist/collector.js'
+
+const env = process.env
+const collector = createCollector({
+  sources: [
+    {
+      writeKey: 'KEY',
+      name: 'web',
+      webhooks: {
+        urls: [{ url: env.WEBHOOK }],
+        ...(env.SECRET && { sharedSecret: env.SECRET }),
+        ...(env.RETRY_WINDOW && { retryWindow: Number(env.RETRY_WINDOW) }),
+      },
+    },
+  ],
+  adminToken: 'admin-token',
+  queue: env.QUEUE,
+  ...(env.CONCURRENCY && { deliveryConcurrency: Number(env.CONCURRENCY) }),
+  fetch: nodeFetch,
+  onError: (error) => console.error('collector error', error),
+})
+const server = await startServer(collector.fetch, { port: Number(env.PORT ?? 0), host: '127.0.0.1' })
+console.log(JSON.stringify({ port: server.port }))
+process.on('SIGTERM', async () => {
+  await server.close(100)
+  const report = await collector.close(Number(env.DRAIN ?? 2000))
+  console.log(JSON.stringify({ report }))
+  process.exit(0)
+})

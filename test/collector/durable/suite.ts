@@ -1,0 +1,146 @@
+/**
+ * The durable-mode tests, run once per queue server (Redis, PostgreSQL) against the same code:
+ * collectors in child processes sharing one real server, a real receiver, SIGKILL and SIGTERM.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { QueueServerProcess } from '../../helpers/queue-servers.js'
+import { admin, batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
+
+export function durableSuite(name: string, start: () => Promise<QueueServerProcess>): void {
+  let server: QueueServerProcess
+  const running: CollectorProcess[] = []
+  const collector = async (env: Record<string, string>) => {
+    const c = await startCollector({ QUEUE: server.url, ...env })
+    running.push(c)
+    return c
+  }
+  beforeAll(async () => {
+    server = await start()
+  }, 60_000)
+  // Every process on the server takes jobs, and delivers with its own configuration: none may
+  // outlive its test.
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  describe(`durable deliveries on ${name}`, () => {
+    it('SIGKILL a collector holding 3,000 accepted deliveries (receiver down); another delivers every one', async () => {
+      let up = false
+      const receiver = await startReceiver(() => (up ? 200 : 503))
+      try {
+        // One attempt at a time while the receiver is down: its retries stay a second or two apart.
+        const a = await collector({ WEBHOOK: receiver.url, CONCURRENCY: '1' })
+        for (let i = 0; i < 3000; i += 20) expect(await send(a.url, batchText(i, 20))).toBe(200)
+        await stop(a, 'SIGKILL')
+        const b = await collector({ WEBHOOK: receiver.url })
+        up = true
+        const arrived = () => new Set(receiver.accepted.map((r) => r.messageId)).size
+        await until(() => arrived() === 3000, 'all 3,000 messages at the receiver', 30_000, arrived)
+        const duplicates = receiver.accepted.length - 3000
+        // At-least-once: only a delivery in flight at the kill may arrive twice (concurrency 1).
+        expect(duplicates).toBeLessThanOrEqual(1)
+        console.log(`durable/${name}: all 3,000 delivered after a SIGKILL, ${duplicates} duplicate(s)`)
+        await until(async () => (await b.stats()).forwarded >= 3000, 'the shared stats to count them')
+        await stop(b)
+      } finally {
+        await receiver.close()
+      }
+    }, 60_000)
+
+    it('two processes under load: every message delivered once, signed, int64 digits kept; a re-sent batch is de-duplicated across processes', async () => {
+      const receiver = await startReceiver(() => 200)
+      try {
+        const [a, b] = await Promise.all([collector({ WEBHOOK: receiver.url }), collector({ WEBHOOK: receiver.url })])
+        const before = await a.stats()
+        const sends: Promise<number>[] = []
+        for (let i = 0; i < 2000; i += 20) sends.push(send(i % 40 === 0 ? a.url : b.url, batchText(10_000 + i, 20)))
+        expect(new Set(await Promise.all(sends))).toEqual(new Set([200]))
+        // A client retrying batches the other process already accepted (an ambiguous failure).
+        for (let i = 0; i < 200; i += 20) expect(await send(i % 40 === 0 ? b.url : a.url, batchText(10_000 + i, 20))).toBe(200)
+        await until(() => receiver.accepted.length >= 2000, '2,000 deliveries')
+        await until(async () => (await b.stats()).deduplicated - before.deduplicated === 200, '200 counted as deduplicated')
+        await new Promise((r) => setTimeout(r, 300))
+        const ids = receiver.accepted.map((r) => r.messageId)
+        expect(ids.length).toBe(2000)
+        expect(new Set(ids).size).toBe(2000)
+        expect(receiver.accepted.every((r) => r.signatureValid)).toBe(true)
+        expect(receiver.accepted.every((r) => r.raw.includes('"total":9223372036854775807'))).toBe(true)
+        const stats = await a.stats()
+        expect(stats.forwarded - before.forwarded).toBe(2000)
+        expect(stats.accepted - before.accepted).toBe(2200)
+        await Promise.all([stop(a), stop(b)])
+      } finally {
+        await receiver.close()
+      }
+    }, 60_000)
+
+    it('a retry scheduled before a restart fires after it, inside the retry window measured from the first attempt', async () => {
+      const receiver = await startReceiver(() => 503)
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '4000' })
+        const before = await a.stats()
+        expect(await send(a.url, batchText(20_000, 1))).toBe(200)
+        await until(() => receiver.attempts.length >= 1, 'the first attempt')
+        await new Promise((r) => setTimeout(r, 300))
+        await stop(a, 'SIGKILL')
+        const restartedAt = Date.now()
+        const b = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '4000' })
+        await until(async () => (await b.stats()).failed - before.failed === 1, 'the delivery to fail for good', 15_000)
+        const times = receiver.attempts.map((r) => r.at)
+        expect(times.some((t) => t > restartedAt)).toBe(true)
+        // Not restarted from zero: every attempt falls inside 4 s (+ one attempt's time) of the first.
+        expect(times[times.length - 1] - times[0]).toBeLessThan(4000 + 1000)
+        await stop(b)
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
+
+    it('SIGTERM: exits within the drain timeout + 1 s and leaves the rest in the server for the next process', async () => {
+      let slow = true
+      const receiver = await startReceiver(() => 200, () => (slow ? 3000 : 0))
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, DRAIN: '1000' })
+        for (let i = 0; i < 500; i += 20) expect(await send(a.url, batchText(30_000 + i, 20))).toBe(200)
+        await until(() => receiver.attempts.length > 0, 'attempts in flight')
+        const signalledAt = Date.now()
+        const exit = await stop(a)
+        expect(exit.code).toBe(0)
+        expect(exit.at - signalledAt).toBeLessThanOrEqual(1000 + 1000)
+        slow = false
+        await collector({ WEBHOOK: receiver.url })
+        await until(() => new Set(receiver.accepted.map((r) => r.messageId)).size === 500, 'all 500 delivered by the next process')
+      } finally {
+        await receiver.close()
+      }
+    }, 40_000)
+
+    it('an audience diff is taken against the previous sync after a restart', async () => {
+      const receiver = await startReceiver(() => 200)
+      try {
+        const a = await collector({ WEBHOOK: receiver.url })
+        const first = await admin(a.url, '/v1/audiences', { source: 'web', audience: 'VIP', members: ['u1', 'u2'] })
+        expect(first.status).toBe(200)
+        // Only this test's payloads (a process of an earlier test may hand back an attempt it held).
+        const synced = () => receiver.accepted.filter((r) => r.raw.includes('"traits":{"vip"'))
+        await until(() => synced().length === 2, 'the first sync')
+        await stop(a)
+        const b = await collector({ WEBHOOK: receiver.url })
+        const second = await admin(b.url, '/v1/audiences', { source: 'web', audience: 'VIP', members: ['u2', 'u3'] })
+        expect(second.status).toBe(200)
+        await until(() => synced().length === 4, 'the second sync')
+        const changes = Object.fromEntries(synced().slice(2).map((r) => {
+          const payload = JSON.parse(r.raw) as { userId: string; traits: Record<string, boolean> }
+          return [payload.userId, payload.traits.vip]
+        }))
+        expect(changes).toEqual({ u1: false, u3: true })
+        await stop(b)
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
+  })
+}

@@ -1,0 +1,127 @@
+/**
+ * What the durable-mode tests share: collectors in child processes (`collector-process.mjs`, on
+ * the built `dist/`), a real loopback receiver that verifies signatures, and polling helpers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { verifySignature } from '../../../src/webhooks/index.js'
+
+const CHILD = fileURLToPath(new URL('./collector-process.mjs', import.meta.url))
+export const SECRET = 'durable-secret'
+
+export interface Received {
+  raw: string
+  messageId: string
+  signatureValid: boolean
+  at: number
+}
+
+/** A receiver answering `status()` (after `delayMs()`); `accepted` holds what it answered 2xx. */
+export async function startReceiver(status: () => number, delayMs: () => number = () => 0) {
+  const accepted: Received[] = []
+  const attempts: Received[] = []
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const bytes = Buffer.concat(chunks)
+      const raw = bytes.toString('utf8')
+      void verifySignature(bytes, req.headers['x-signature'] as string | undefined, SECRET).then((signatureValid) => {
+        const seen = { raw, messageId: (JSON.parse(raw) as { messageId?: string; userId?: string }).messageId ?? '', signatureValid, at: Date.now() }
+        attempts.push(seen)
+        setTimeout(() => {
+          const code = status()
+          if (code < 300) accepted.push(seen)
+          res.writeHead(code).end()
+        }, delayMs())
+      })
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    accepted,
+    attempts,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections()
+      server.close(() => r())
+    }),
+  }
+}
+
+export interface CollectorProcess {
+  child: ChildProcess
+  url: string
+  /** Resolves with the last JSON line it printed once it has exited, and when. */
+  exited: Promise<{ code: number | null; signal: string | null; at: number; last: unknown }>
+  stats(): Promise<Record<string, number>>
+}
+
+export async function startCollector(env: Record<string, string>): Promise<CollectorProcess> {
+  const child = spawn(process.execPath, [CHILD], { env: { ...process.env, SECRET, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout! })
+  let last: unknown
+  const port = new Promise<number>((resolve, reject) => {
+    lines.on('line', (line) => {
+      last = JSON.parse(line)
+      if (typeof (last as { port?: number }).port === 'number') resolve((last as { port: number }).port)
+    })
+    child.once('exit', () => reject(new Error('collector process exited before listening')))
+  })
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number; last: unknown }>((resolve) => {
+    child.once('exit', (code, signal) => setImmediate(() => resolve({ code, signal, at: Date.now(), last })))
+  })
+  const url = `http://127.0.0.1:${await port}`
+  return {
+    child,
+    url,
+    exited,
+    async stats() {
+      const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
+      return (await response.json()) as Record<string, number>
+    },
+  }
+}
+
+/** A batch of `count` track calls, `m-<from>`…; each carries an int64 beyond 2^53 as digits. */
+export function batchText(from: number, count: number): string {
+  const events = Array.from({ length: count }, (_, i) => (
+    `{"type":"track","event":"Order Completed","userId":"u-${from + i}","messageId":"m-${from + i}","properties":{"total":9223372036854775807}}`
+  ))
+  return `{"batch":[${events.join(',')}]}`
+}
+
+export async function send(url: string, body: string, path = '/v1/batch'): Promise<number> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` },
+    body,
+  })
+  await response.arrayBuffer()
+  return response.status
+}
+
+export async function admin(url: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token' },
+    body: JSON.stringify(body),
+  })
+}
+
+/** Polls `check` (every 50 ms) until it holds. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000, progress?: () => unknown): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${progress ? ` (got ${String(progress())})` : ''}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export function stop(collector: CollectorProcess, signal: NodeJS.Signals = 'SIGTERM') {
+  if (collector.child.exitCode === null && collector.child.signalCode === null) collector.child.kill(signal)
+  return collector.exited
+}
