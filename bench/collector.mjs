@@ -27,7 +27,8 @@ function batchBody(size, int64 = false) {
     type: 'track',
     event: 'Product Viewed',
     userId: `user-${i % 50}`,
-    messageId: `m-${i}-${Math.random().toString(36).slice(2)}`,
+    // `@request` is replaced per request: every message is new (the collector de-duplicates ids).
+    messageId: `m-${i}-@request`,
     timestamp: now,
     properties: { sku: `sku-${i}`, price: 19.99, currency: 'EUR', category: 'shoes', ...(int64 && { tweetId: '@int64' }) },
     context: { library: { name: 'isomorphic-analytics', version: '0.1.0' }, ip: '127.0.0.1' },
@@ -39,23 +40,26 @@ function batchBody(size, int64 = false) {
 
 // ───────────────────────── child roles ─────────────────────────
 
-/** Sends batches with `concurrency` keep-alive connections for `durationMs`, or `totalBatches`. */
-async function loadGenerator({ url, durationMs, totalBatches, concurrency, int64 }) {
+/**
+ * Sends batches of `batchSize` with `concurrency` keep-alive connections for `durationMs`, or
+ * `totalBatches`; connection i goes to `urls[i % urls.length]` (or `url`). Reports the latency
+ * percentiles of the requests answered 200.
+ */
+async function loadGenerator({ url, urls = [url], durationMs, totalBatches, concurrency, int64, batchSize = BATCH_SIZE }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
-  const body = Buffer.from(batchBody(BATCH_SIZE, int64))
-  const target = new URL('/v1/batch', url)
-  const headers = {
-    'content-type': 'application/json',
-    'content-length': body.length,
-    authorization: `Basic ${Buffer.from(`${KEY}:`).toString('base64')}`,
-  }
+  const [head, ...rest] = batchBody(batchSize, int64).split('@request')
+  const targets = urls.map((u) => new URL('/v1/batch', u))
+  const authorization = `Basic ${Buffer.from(`${KEY}:`).toString('base64')}`
   let ok = 0
   let refused = 0
   let started = 0
+  const latencies = []
   const start = performance.now()
   const more = () => (totalBatches ? started < totalBatches : performance.now() - start < durationMs)
-  const post = () =>
+  const post = (target, n) =>
     new Promise((resolve) => {
+      const body = Buffer.from(head + rest.map((part) => `${process.pid}-${n}${part}`).join(''))
+      const headers = { 'content-type': 'application/json', 'content-length': body.length, authorization }
       const req = http.request(target, { method: 'POST', agent, headers }, (res) => {
         res.resume()
         res.on('end', () => resolve(res.statusCode))
@@ -64,17 +68,22 @@ async function loadGenerator({ url, durationMs, totalBatches, concurrency, int64
       req.end(body)
     })
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       while (more()) {
-        started++
-        const status = await post()
-        if (status === 200) ok++
-        else refused++
+        const n = started++
+        const sentAt = performance.now()
+        const status = await post(targets[worker % targets.length], n)
+        if (status === 200) {
+          ok++
+          latencies.push(performance.now() - sentAt)
+        } else refused++
       }
     }),
   )
   agent.destroy()
-  return { ok, refused, elapsedMs: performance.now() - start }
+  latencies.sort((a, b) => a - b)
+  const p99 = latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]
+  return { ok, refused, elapsedMs: performance.now() - start, p99 }
 }
 
 /** A webhook receiver answering 200 at once; reports its URL. */

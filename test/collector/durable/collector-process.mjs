@@ -1,15 +1,15 @@
 // A collector in its own process, for the durable-mode tests. Env: QUEUE (queue server URL),
 // WEBHOOK, SECRET (shared secret), RETRY_WINDOW (ms), DRAIN (drain timeout, ms), CONCURRENCY
-// (deliveries in flight), PORT (0: any).
+// (deliveries in flight), MAX_PENDING (backlog limit), PORT (0: any), COLLECTOR_MODULE (the
+// collector build to run; default ../../../dist/collector.js). Also run by bench/durable.mjs.
 // Prints `{"port":…}` once listening; on SIGTERM stops like the CLI does (server, then a bounded
 // drain), prints `{"report":…}` and exits.
-import { createCollector, nodeFetch, startServer } from '../../../dist/collector.js'
-
 const env = process.env
+const { createCollector, nodeFetch, startServer } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({
   sources: [
     {
-      writeKey: 'KEY',
+      writeKey: env.WRITE_KEY ?? 'KEY',
       name: 'web',
       webhooks: {
         urls: [{ url: env.WEBHOOK }],
@@ -19,8 +19,9 @@ const collector = createCollector({
     },
   ],
   adminToken: 'admin-token',
-  queue: env.QUEUE,
+  ...(env.QUEUE && { queue: env.QUEUE }),
   ...(env.CONCURRENCY && { deliveryConcurrency: Number(env.CONCURRENCY) }),
+  ...(env.MAX_PENDING && { maxPendingDeliveries: Number(env.MAX_PENDING) }),
   fetch: nodeFetch,
   onError: (error) => console.error('collector error', error),
 })

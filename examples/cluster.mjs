@@ -1,0 +1,112 @@
+/**
+ * `npm run cluster`: several collectors sharing one Redis, and what survives a SIGKILL.
+ *
+ *   sender ──round robin──▶ collector A ─┐                 ┌──▶ receiver (verifies X-Signature)
+ *                          collector B ─┴── Redis (BullMQ) ─┘
+ *
+ * Starts redis-server (loopback, a temporary directory; Debian: apt-get install redis-server), a
+ * webhook receiver and two collector processes (the CLI, `--queue redis://…`). Sends 5,000
+ * messages in batches of 20, alternating between the collectors, and kills collector A with
+ * SIGKILL half-way; batches A can no longer take are sent to B, as a load balancer would. Then
+ * waits until every message answered 200 has reached the receiver, and prints how many arrived
+ * twice (at-least-once: those A was attempting when it died). Exits 0 only if none is missing.
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { verifySignature } from '../dist/webhooks.js'
+import { startRedis } from '../scripts/queue-servers.mjs'
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const MESSAGES = 5_000
+const BATCH = 20
+const secret = randomBytes(16).toString('hex')
+const writeKey = `wk_${randomBytes(8).toString('hex')}`
+
+const deadline = setTimeout(() => {
+  console.error('\n✗ Not every message arrived within 90 s.')
+  process.exit(1)
+}, 90_000)
+
+const received = new Map() // messageId → times received
+let badSignatures = 0
+const receiver = createServer((req, res) => {
+  const chunks = []
+  req.on('data', (c) => chunks.push(c))
+  req.on('end', async () => {
+    const raw = Buffer.concat(chunks)
+    if (!(await verifySignature(raw, req.headers['x-signature'], secret))) badSignatures++
+    const { messageId } = JSON.parse(raw.toString('utf8'))
+    received.set(messageId, (received.get(messageId) ?? 0) + 1)
+    res.writeHead(200).end()
+  })
+})
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const hook = `http://127.0.0.1:${receiver.address().port}/hook`
+
+const redis = await startRedis()
+console.log(`redis-server on ${redis.url}`)
+
+function collector(name) {
+  const child = spawn(process.execPath, [CLI, 'collect', '--port', '0', '--write-key', writeKey, '--webhook', hook, '--shared-secret', secret, '--queue', redis.url], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1]
+      if (url) {
+        child.stdout.removeAllListeners('data').resume()
+        console.log(`collector ${name} on ${url} (pid ${child.pid})`)
+        resolve({ name, child, url })
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`collector ${name} exited (${code}) before listening:\n${out}`)))
+  })
+}
+
+const a = await collector('A')
+const b = await collector('B')
+
+async function post(target, from) {
+  const batch = Array.from({ length: BATCH }, (_, i) => ({ type: 'track', event: 'Order Completed', userId: `u${(from + i) % 100}`, messageId: `m-${from + i}`, properties: { n: from + i } }))
+  try {
+    const response = await fetch(`${target.url}/v1/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${btoa(`${writeKey}:`)}` },
+      body: JSON.stringify({ batch }),
+    })
+    return response.status
+  } catch {
+    return 0 // the process is gone
+  }
+}
+
+let accepted = 0
+let aAlive = true
+for (let from = 0; from < MESSAGES; from += BATCH) {
+  if (aAlive && from >= MESSAGES / 2) {
+    a.child.kill('SIGKILL')
+    aAlive = false
+    console.log(`SIGKILL collector A after ${accepted} messages were accepted (its pending deliveries are in Redis)`)
+  }
+  const first = aAlive && (from / BATCH) % 2 === 0 ? a : b
+  // Not answered 200 (A just died): the sender sends the batch again, to B.
+  const status = (await post(first, from)) === 200 ? 200 : await post(b, from)
+  if (status !== 200) throw new Error(`batch at ${from}: ${status}`)
+  accepted += BATCH
+}
+console.log(`${accepted} messages accepted (answered 200); waiting for the receiver…`)
+
+while (received.size < accepted) await new Promise((resolve) => setTimeout(resolve, 100))
+const duplicates = [...received.values()].reduce((sum, n) => sum + n - 1, 0)
+console.log(`✓ all ${received.size} messages arrived (${duplicates} twice: in flight at the kill); ${badSignatures} bad signatures`)
+
+b.child.kill('SIGTERM')
+await new Promise((resolve) => b.child.once('exit', resolve))
+await redis.stop()
+receiver.close()
+clearTimeout(deadline)
+process.exit(badSignatures === 0 ? 0 : 1)

@@ -1,0 +1,10 @@
+/** Types of queue-servers.mjs (the tests are TypeScript; the benches and examples plain JS). */
+export interface QueueServerProcess {
+  url: string
+  stop(): Promise<void>
+}
+export function freePort(): Promise<number>
+/** A fresh redis-server; `port` and `dir` let a caller restart one on the same port and data. */
+export function startRedis(options?: { port?: number; dir?: string }): Promise<QueueServerProcess & { port: number; dir: string }>
+/** A fresh PostgreSQL cluster (as root, run as the `postgres` user). */
+export function startPostgres(): Promise<QueueServerProcess>

@@ -1,0 +1,107 @@
+/**
+ * Real queue servers for the durable-collector tests and benches: redis-server (and PostgreSQL) started on a
+ * free loopback port with a temporary data directory, stopped afterwards. A missing binary fails
+ * loudly with the command that installs it: these tests never skip.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, chownSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** @returns {Promise<number>} */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function requireBinary(path, install) {
+  if (!existsSync(path)) throw new Error(`${path} is missing; install it with: ${install}`)
+  return path
+}
+
+const REDIS = '/usr/bin/redis-server'
+
+/** A fresh redis-server; `port` lets a test restart one on the same port. */
+export async function startRedis(options = {}) {
+  const binary = requireBinary(REDIS, 'apt-get install -y redis-server')
+  const port = options.port ?? (await freePort())
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ia-redis-'))
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  await waitForOutput(child, /Ready to accept connections/, 'redis-server')
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    stop: () => stopChild(child, () => options.dir === undefined && rmSync(dir, { recursive: true, force: true })),
+  }
+}
+
+const PG_BIN = '/usr/lib/postgresql/15/bin'
+
+/**
+ * A fresh PostgreSQL cluster. PostgreSQL refuses to run as root, so when the tests run as root
+ * initdb and postgres run as the `postgres` user, in a temporary directory it owns.
+ */
+export async function startPostgres() {
+  const initdb = requireBinary(join(PG_BIN, 'initdb'), 'apt-get install -y postgresql')
+  const postgres = requireBinary(join(PG_BIN, 'postgres'), 'apt-get install -y postgresql')
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'ia-pg-'))
+  const asRoot = process.getuid?.() === 0
+  const wrap = (command, args) => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args])
+  if (asRoot) {
+    const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
+    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
+    if (ids.status !== 0) throw new Error('user postgres is missing; install it with: apt-get install -y postgresql')
+    chownSync(dir, Number(ids.stdout), Number(gid.stdout))
+  }
+  const data = join(dir, 'data')
+  const [cmd, args] = wrap(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'])
+  const init = spawnSync(cmd, args, { encoding: 'utf8' })
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`)
+  const [pcmd, pargs] = wrap(postgres, ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'])
+  const child = spawn(pcmd, pargs, { stdio: ['ignore', 'pipe', 'pipe'] })
+  await waitForOutput(child, /ready to accept connections/, 'postgres')
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => stopChild(child, () => rmSync(dir, { recursive: true, force: true })),
+  }
+}
+
+function waitForOutput(child, pattern, name) {
+  return new Promise((resolve, reject) => {
+    let output = ''
+    const onData = (chunk) => {
+      output += chunk.toString()
+      if (pattern.test(output)) resolve()
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${output}`)))
+    child.on('error', reject)
+  })
+}
+
+function stopChild(child, cleanup) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      cleanup()
+      return resolve()
+    }
+    child.once('exit', () => {
+      cleanup()
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}
