@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path'
 import { build } from 'tsup'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { consoleAssetsEsbuild } from '../../scripts/console-assets.mjs'
+import { parseCommand } from '../../src/cli/args.js'
 import { verifySignature } from '../../src/webhooks/index.js'
 
 const ROOT = resolve(__dirname, '../..')
@@ -366,5 +367,27 @@ describe('isomorphic-analytics CLI', () => {
     } finally {
       await hook.close()
     }
+  })
+})
+
+describe('--queue and ANALYTICS_QUEUE_URL', () => {
+  const base = ['collect', '--write-key', 'KEY']
+  const queueOf = (argv: string[], env = {}) => {
+    const command = parseCommand(argv, env)
+    return command.kind === 'collect' ? command.args.config.queue : undefined
+  }
+
+  it('takes --queue, else ANALYTICS_QUEUE_URL, else none (memory)', () => {
+    expect(queueOf([...base, '--queue', 'redis://127.0.0.1:6379'], { ANALYTICS_QUEUE_URL: 'redis://other:6379' })).toBe('redis://127.0.0.1:6379')
+    expect(queueOf(base, { ANALYTICS_QUEUE_URL: 'postgres://u@db/x' })).toBe('postgres://u@db/x')
+    expect(queueOf(base, { ANALYTICS_QUEUE_URL: '' })).toBeUndefined()
+    expect(queueOf(base)).toBeUndefined()
+  })
+
+  it('refuses a URL that is no queue server, exit 2, without printing its password', async () => {
+    const cli = run([...base, '--queue', 'mysql://u:hunter2@db/x'])
+    expect(await cli.exit).toBe(2)
+    expect(cli.stderr()).toMatch(/queue.*mysql:\/\/ URL/)
+    expect(cli.stderr()).not.toContain('hunter2')
   })
 })

@@ -39,11 +39,18 @@ describe('createCollector config', () => {
     ['a settings store without save', { sources: [source], settings: { kind: 'file', durable: true } }, 'settings', /settings store/],
     ['a settings store of an unknown kind', { sources: [source], settings: { kind: 'disk', durable: true, save: async () => true } }, 'settings', /settings store/],
     ['a settings store whose watch is not a function', { sources: [source], settings: { kind: 'queue', durable: true, save: async () => true, watch: 'redis' } }, 'settings', /load\?, watch\?/],
+    ['a queue that is not a URL', { sources: [source], queue: 'redis server' }, 'queue', /redis:\/\/.*not a URL/],
+    ['a queue URL of another scheme', { sources: [source], queue: 'mysql://u:hunter2@db/x' }, 'queue', /got a mysql:\/\/ URL/],
+    ['a queue that is not a string', { sources: [source], queue: 6379 }, 'queue', /redis:\/\//],
   ])('%s → ConfigError naming %s', (_, config, option, message) => {
     const error = configError(config)
     expect(error.option).toBe(option)
     expect(error.message).toMatch(message)
     expect(error.message).toContain(option === 'config' ? 'config' : option)
+  })
+
+  it('never repeats a queue URL (it may hold a password) in its error', () => {
+    expect(configError({ sources: [source], queue: 'mysql://u:hunter2@db/x' }).message).not.toContain('hunter2')
   })
 
   it('accepts a disabled destination without URLs, and a source without webhooks', () => {
