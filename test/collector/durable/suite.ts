@@ -72,7 +72,12 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         const stats = await a.stats()
         expect(stats.forwarded - before.forwarded).toBe(1000)
         expect(stats.accepted - before.accepted).toBe(1100)
-        await Promise.all([stop(a), stop(b)])
+        // Each process's own count (its drain report): the deliveries were spread over both.
+        const [exitA, exitB] = await Promise.all([stop(a), stop(b)])
+        const own = (exit: { last: unknown }) => (exit.last as { report: { stats: { forwarded: number } } }).report.stats.forwarded
+        expect(own(exitA)).toBeGreaterThan(0)
+        expect(own(exitB)).toBeGreaterThan(0)
+        expect(own(exitA) + own(exitB)).toBe(1000)
       } finally {
         await receiver.close()
       }
