@@ -6,7 +6,9 @@
  *   - ingest: events/s answered 200 (batches of 20, forwarding on, 16 connections, 5 s);
  *   - deliveries/s: the events accepted, over the time until the receiver had every one;
  *   - p99 ingest latency of the requests answered 200;
- *   - peak RSS of the largest collector process.
+ *   - peak RSS of the largest collector process;
+ *   - CPU time of all collector processes per event (ingest and delivery): unlike the rates, it
+ *     barely moves when other work shares the machine.
  *
  * The queue servers are started here (loopback, temporary directory), as the tests do.
  */
@@ -55,6 +57,11 @@ async function startCollector(env) {
   return { child, url: `http://127.0.0.1:${port}` }
 }
 
+/** User + system CPU of a process so far, ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
 const peakRssMb = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
 
 function load(urls) {
@@ -82,11 +89,13 @@ async function measure(mode, processes, queueUrl) {
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     const rss = Math.max(...collectors.map((c) => peakRssMb(c.child.pid)))
+    const cpu = collectors.reduce((sum, c) => sum + cpuMs(c.child.pid), 0)
     return {
       ingest: events / (elapsedMs / 1_000),
       deliveries: events / ((hook.state.lastAt - start) / 1_000),
       p99,
       rss,
+      cpuUsPerEvent: (cpu * 1_000) / events,
       duplicates: hook.state.count - events,
     }
   } finally {
@@ -121,6 +130,7 @@ export async function run() {
           { name: `${label}: deliveries`, value: Math.round(r.deliveries), unit: 'deliveries/s', target: TARGETS[mode].deliveries },
           { name: `${label}: p99 ingest latency`, value: Math.round(r.p99 * 10) / 10, unit: 'ms', target: '≤ 50' },
           { name: `${label}: peak RSS (largest process)`, value: Math.round(r.rss), unit: 'MB', target: '' },
+          { name: `${label}: collector CPU per event (ingest + delivery)`, value: Math.round(r.cpuUsPerEvent), unit: 'µs', target: '' },
         )
       } finally {
         await server?.stop()

@@ -64,7 +64,10 @@ export interface CollectorStats {
 export interface DrainReport {
   /** Whether every delivery settled within the bound. */
   drained: boolean
-  /** Deliveries still unsettled when the bound was reached (their retries are then cancelled). */
+  /**
+   * Memory: deliveries still unsettled when the bound was reached, which then failed (exactly
+   * the rise in `stats.failed`). With a queue server: 0 (what is left stays in the server).
+   */
   pending: number
   stats: CollectorStats
 }
@@ -176,7 +179,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     consoleContext?.streams.close()
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
-    log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
+    if (queue.durable) log(drained ? 'closed: attempts in flight finished; the rest stays in the queue server' : 'closed: attempts still in flight were stopped; they stay in the queue server')
+    else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stats: stats() }
   }
 

@@ -83,6 +83,6 @@ describe('admin payloads and the backlog limit (memory)', () => {
     expect(maxPending).toBeLessThanOrEqual(50)
     // The membership was remembered: a second sync sends only the change.
     const second = await collector.syncAudience({ source: 'web', audience: 'VIP', members: members.slice(1) })
-    expect(second.payloads.map((p) => [p.userId, p.traits])).toEqual([['u0', { vip: false }]])
+    expect(second.payloads.map((p) => [p.userId, (p as { traits?: unknown }).traits])).toEqual([['u0', { vip: false }]])
   })
 })
