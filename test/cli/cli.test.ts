@@ -239,7 +239,7 @@ describe('isomorphic-analytics CLI', () => {
       cli.child.kill('SIGTERM')
       expect(await cli.exit).toBe(0)
       expect(Date.now() - signalledAt).toBeLessThanOrEqual(1000 + 1000)
-      const notDelivered = Number(cli.stdout().match(/(\d+) deliveries were not delivered \(still pending after 1000 ms; counted in failed\)/)?.[1])
+      const notDelivered = Number(cli.stdout().match(/(\d+) deliver(?:y|ies) not delivered \(still pending after 1000 ms; counted in failed\)/)?.[1])
       const final = cli.stdout().match(/forwarded (\d+) · retrying \d+ · failed (\d+) · pending (\d+)/)
       expect(final).not.toBeNull()
       const [forwarded, failed, pending] = final!.slice(1).map(Number)

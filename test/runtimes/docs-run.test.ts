@@ -372,8 +372,14 @@ describe('every file in examples/ runs from the packed package', () => {
   const files = readdirSync(join(ROOT, 'examples'))
 
   it('examples/ holds what this test runs', () => {
-    expect(files.sort()).toEqual(['pipeline.mjs', 'quick-start.mjs', 'webhook-receiver-express.md', 'webhook-receiver-node.mjs'])
+    expect(files.sort()).toEqual(['cluster.mjs', 'pipeline.mjs', 'quick-start.mjs', 'webhook-receiver-express.md', 'webhook-receiver-node.mjs'])
   })
+
+  it('cluster.mjs: two collectors on one redis-server, one SIGKILLed mid-stream, every message arrives', async () => {
+    const result = await node(['examples/cluster.mjs'], {}, 90_000)
+    clean(result, 'examples/cluster.mjs')
+    expect(result.stdout).toMatch(/^✓ all 5000 messages arrived \(\d+ twice: in flight at the kill\); 0 bad signatures$/m)
+  }, 100_000)
 
   it('quick-start.mjs sends six calls to its loopback receiver and prints them', async () => {
     const result = await node(['examples/quick-start.mjs'])
