@@ -62,7 +62,7 @@ const BULLMQ = 'bullmq'
 /** Loads BullMQ (an optional peer dependency) only when a `queue` is configured. */
 async function loadBullmq(server: QueueServer): Promise<Bullmq> {
   try {
-    return (await import(/* @vite-ignore */ BULLMQ)) as Bullmq
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ BULLMQ)) as Bullmq
   } catch (cause) {
     const packages = server.kind === 'redis' ? 'bullmq ioredis' : 'bullmq pg'
     throw new Error(`The collector's \`queue\` option needs BullMQ: npm install ${packages}`, { cause })

@@ -134,10 +134,10 @@ const PG = 'pg'
 
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
-    const { Redis } = (await import(/* @vite-ignore */ IOREDIS)) as typeof import('ioredis')
+    const { Redis } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')
     return new RedisStore(new Redis(server.url, { maxRetriesPerRequest: null }))
   }
-  const pg = (await import(/* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
+  const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
   const Pool = (pg.default ?? pg).Pool
   const pool = new Pool({ connectionString: server.url, max: 2 })
   // Two processes starting together may both create: the loser's error is a duplicate, not a fault.
