@@ -101,6 +101,7 @@ describe('ingest with a source trackingPlan', () => {
     const receiver = recordingFetch()
     const accepted: AcceptedBatch[] = []
     const config = resolveConfig({
+      adminToken: 'admin-token',
       sources: [{
         writeKey: KEY,
         name: 'web',
@@ -125,6 +126,18 @@ describe('ingest with a source trackingPlan', () => {
       { index: 1, blocked: true, reason: 'Event "Order Completed" does not match the tracking plan: properties.total must be number.' },
       { index: 2, blocked: false, reason: 'Event "Order Complete" is not in the tracking plan.' },
     ])
+    await collector.close()
+  })
+
+  it('reports blocked messages in GET /v1/stats, overall and per source', async () => {
+    const { collector } = planned(trackingPlan())
+    expect((await collector.fetch(post(batch))).status).toBe(200)
+    await until(() => collector.stats().forwarded === 3, 'three deliveries')
+    const response = await collector.fetch(new Request('http://collector.test/v1/stats', { headers: { authorization: 'Bearer admin-token' } }))
+    expect(response.status).toBe(200)
+    const body = await response.json()
+    expect(body).toMatchObject({ accepted: 4, blocked: 1, skipped: 0, forwarded: 3 })
+    expect(body.sources.web).toMatchObject({ accepted: 4, blocked: 1, forwarded: 3 })
     await collector.close()
   })
 
