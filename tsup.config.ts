@@ -32,10 +32,22 @@ export default defineConfig([
   { ...shared, format: ['esm'], dts: true, clean: true },
   // CommonJS: dependencies stay external too (every one of them can be required).
   { ...shared, format: ['cjs'], dts: true },
+  // The client for browser bundlers (the `browser` export condition): the same ESM with
+  // `__BROWSER__` true, so the Node, Bun and Deno paths in src/platform/ are dropped from it.
+  {
+    entry: { 'index.browser': 'src/index.ts' },
+    define: { ...define, __BROWSER__: 'true' },
+    format: ['esm'],
+    platform: 'browser',
+    target: 'es2022',
+    sourcemap: false,
+    splitting: false,
+    treeshake: true,
+  },
   // One <script> file exposing globalThis.IsomorphicAnalytics.
   {
     entry: { 'isomorphic-analytics': 'src/index.ts' },
-    define,
+    define: { ...define, __BROWSER__: 'true' },
     format: ['iife'],
     globalName: 'IsomorphicAnalytics',
     platform: 'browser',

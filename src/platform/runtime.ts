@@ -2,6 +2,10 @@
  * The one place that probes the runtime: timers that never keep a process alive, the `DEBUG`
  * setting, process-exit and page-hide hooks, the default fetch, and random UUIDs. Everything else
  * uses web-standard globals only.
+ *
+ * In the browser build (tsup defines `__BROWSER__` as `true`: `dist/index.browser.js`, the
+ * `<script>` file) the guards `typeof __BROWSER__ === 'boolean' && __BROWSER__` are constant, so
+ * the Node, Bun and Deno paths below are dropped from it; everywhere else they are false.
  */
 
 interface NodeLikeProcess {
@@ -58,6 +62,7 @@ export function isBrowserLike(): boolean {
 
 /** The `DEBUG` setting: the environment variable on servers, `localStorage.debug` in browsers. */
 export function readDebugSetting(): string | undefined {
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return readLocalStorageDebug()
   // Deno first: its `process.env` and `Deno.env` both show an interactive permission prompt
   // without --allow-env, so read DEBUG only when env access is already granted.
   if (g.Deno) return readDenoEnv('DEBUG')
@@ -67,6 +72,10 @@ export function readDebugSetting(): string | undefined {
   } catch {
     // Some runtimes throw on env access without permission.
   }
+  return readLocalStorageDebug()
+}
+
+function readLocalStorageDebug(): string | undefined {
   try {
     return g.localStorage?.getItem('debug') ?? undefined
   } catch {
@@ -98,6 +107,7 @@ export function setBackgroundTimeout(callback: () => void, ms: number): TimerHan
 }
 
 export function unrefTimer(handle: TimerHandle): void {
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return
   const h = handle as unknown as { unref?: () => void }
   if (typeof h === 'object' && typeof h?.unref === 'function') h.unref()
   else if (typeof handle === 'number' && typeof g.Deno?.unrefTimer === 'function') {
@@ -116,6 +126,7 @@ export function unrefTimer(handle: TimerHandle): void {
  * top-level await: code 13) or drop the work (CommonJS) before the flush settles.
  */
 export function holdProcess(): () => void {
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
   const handle = setInterval(() => {}, 2 ** 30)
   return () => clearInterval(handle)
 }
@@ -142,6 +153,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * running until it ends. Returns the unsubscribe function.
  */
 export function onProcessIdleExit(handler: () => void): () => void {
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
   const proc = g.process
   if (proc?.versions?.node && typeof proc.on === 'function') {
     const listener = () => handler()
@@ -180,7 +192,7 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
  * bundle never contains it (every browser the client supports has `fetch`).
  */
 export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
-  if (typeof globalThis.fetch === 'function') return globalThis.fetch(input, init)
+  if (typeof globalThis.fetch === 'function' || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return globalThis.fetch(input, init)
   const mod = (await import('cross-fetch')) as { default?: FetchLike }
   if (typeof mod.default !== 'function') {
     throw new TypeError('No global `fetch` here: pass the `fetch` option.')

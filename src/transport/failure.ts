@@ -64,7 +64,9 @@ function innermostMessage(error: unknown): string {
  * retried), else `NetworkError`; the message names the system error, `cause` keeps the chain.
  */
 export function transportFailure(url: string, error: unknown): AnalyticsError {
-  const code = systemErrorCode(error)
+  // Browsers give no system error codes (a failed fetch is an opaque TypeError): the browser build
+  // skips the lookup, and the code that reads them is dropped from it.
+  const code = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : systemErrorCode(error)
   const detail = innermostMessage(error)
   if (code !== undefined && isTlsCode(code)) {
     return new TlsError(`TLS certificate refused for ${url} (${code}).`, { cause: error })

@@ -57,13 +57,23 @@ describe('browser bundles of the isomorphic entries', () => {
   })
 
   it('the package name resolves (browser conditions) to a bundle that works for `import { Client }`', async () => {
-    requireBuild('index.js')
+    requireBuild('index.browser.js')
     const { metafile, code } = await bundleForBrowser(`import { Client } from 'isomorphic-analytics'\nnew Client('k').track({ userId: 'u', event: 'e' })`, ['browser'])
     const { inputs, imports } = reachable(metafile)
-    expect(inputs.some((p) => p.endsWith('dist/index.js'))).toBe(true)
+    expect(inputs.some((p) => p.endsWith('dist/index.browser.js'))).toBe(true)
     expect(imports.filter((p) => NODE_BUILTINS.has(p) || p.startsWith('node:'))).toEqual([])
     expect(inputs.filter((p) => p.includes('cross-fetch'))).toEqual([])
     expect(code).toContain('isomorphic-analytics')
+  })
+
+  it('the browser build leaves out the server runtimes\' paths (process exit hooks, Deno env, system error codes); the Node build keeps them', () => {
+    requireBuild('index.browser.js')
+    const serverOnly = ['beforeExit', 'Deno', 'UND_ERR_CONNECT_TIMEOUT', 'cross-fetch']
+    const browser = readFileSync(join(DIST, 'index.browser.js'), 'utf8')
+    const node = readFileSync(join(DIST, 'index.js'), 'utf8')
+    expect(serverOnly.filter((s) => browser.includes(s))).toEqual([])
+    expect(serverOnly.filter((s) => !node.includes(s))).toEqual([])
+    expect(browser).not.toContain('__BROWSER__')
   })
 
   it('a Node builtin would be caught: esbuild refuses it for the browser', async () => {
