@@ -16,11 +16,20 @@ export interface MessageDefaults {
   integrations: Integrations | undefined
 }
 
-/** A message ready to queue: the object, its JSON, and the JSON's UTF-8 byte length. */
+/** A message as the queue holds it: its JSON only (sent as is), and that JSON's UTF-8 byte length. */
 export interface QueuedMessage {
-  message: SentMessage
   json: string
   bytes: number
+}
+
+/** A built message: the object the call returns, and its queued form. */
+export interface BuiltMessage extends QueuedMessage {
+  message: SentMessage
+}
+
+/** The messages of queued JSON, for events and errors that carry them (parsed only then). */
+export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
+  return batch.map((m) => JSON.parse(m.json) as SentMessage)
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
@@ -35,7 +44,7 @@ function nowIso(): string {
   return lastIso
 }
 
-export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): QueuedMessage {
+export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): BuiltMessage {
   validateMessage(type, input)
   // The rest object is a fresh copy of the caller's fields: completing it never touches the input.
   const { timestamp, messageId, context, integrations, traits, ...message } = input as Record<string, unknown>
@@ -55,4 +64,16 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
   const { json, bytes } = serializeMessage(message)
   return { message: message as unknown as SentMessage, json, bytes }
+}
+
+/**
+ * `payload` with a `messages` property parsed from `batch` on first read, for the `'flush'` and
+ * `'retry'` events: a listener that only counts or logs never pays for the parse.
+ */
+export function withMessages<T extends object>(batch: readonly QueuedMessage[], payload: T): T & { messages: SentMessage[] } {
+  let parsed: SentMessage[] | undefined
+  return Object.defineProperty(payload, 'messages', {
+    enumerable: true,
+    get: () => (parsed ??= sentMessages(batch)),
+  }) as T & { messages: SentMessage[] }
 }

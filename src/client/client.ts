@@ -13,7 +13,7 @@ import type {
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
 import { holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
-import { buildMessage, type QueuedMessage } from './build-message.js'
+import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
@@ -60,12 +60,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #store: Store
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
-  readonly #validated = new OrderedGate<QueuedMessage>((queued) => this.#accept(queued), (queued, error) => this.#refuse(error))
+  readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) => this.#refuse(error))
   /** Dropped since the last drop report. */
   #dropped: SentMessage[] = []
   readonly #pending = new Set<Promise<BatchOutcome>>()
   readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
   #timer: TimerHandle | undefined
+  /** A dispatch of full batches is scheduled (a microtask, so never on the caller's stack). */
+  #dispatchScheduled = false
   #lastFlush = Date.now()
   #closing: Promise<FlushResult> | undefined
   readonly #unsubscribe: Array<() => void>
@@ -78,14 +80,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
     )
     this.#delivery = new Delivery(this.#options, this.#bodies, {
-      delivered: (messages, status) => {
-        this.#stats.delivered += messages.length
-        this.#log(`delivered ${count(messages.length, 'message')} (${status})`)
-        this.#events.emit('flush', { messages, status })
+      delivered: (batch, status) => {
+        this.#stats.delivered += batch.length
+        this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
+        if (this.#events.listenerCount('flush') > 0) this.#events.emit('flush', withMessages(batch, { status }))
       },
-      retrying: (messages, attempt, error) => {
+      retrying: (batch, attempt, error) => {
         this.#stats.retries++
-        this.#events.emit('retry', { messages, attempt, error })
+        if (this.#events.listenerCount('retry') > 0) this.#events.emit('retry', withMessages(batch, { attempt, error }))
       },
       failed: (error) => {
         this.#stats.failed += error.messages.length
@@ -138,7 +140,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   stats(): ClientStats {
-    return { ...this.#stats, queued: this.#queue.length }
+    // Full batches whose dispatch is scheduled (see #scheduleDispatch) are handed over already.
+    const handed = this.#dispatchScheduled ? this.#queue.length - (this.#queue.length % this.#options.flushAt) : 0
+    return { ...this.#stats, queued: this.#queue.length - handed, inFlight: this.#stats.inFlight + handed }
   }
 
   /**
@@ -200,32 +204,34 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
-    const queued = buildMessage(type, input, this.#options)
+    const built = buildMessage(type, input, this.#options)
     const { schema } = this.#options
-    this.#validated.push(queued, schema && type === 'track' ? checkEvent(schema, queued.message as SentMessage<'track'>) : undefined)
-    return queued.message as SentMessage<T>
+    this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>) : undefined)
+    return built.message as SentMessage<T>
   }
 
   /**
    * A built message that passed its schema (if any), or one adopted from a page that is gone:
    * queue it, or drop it when the queue is full.
    */
-  #accept(queued: QueuedMessage): void {
+  #accept(built: BuiltMessage): void {
     const held = this.#queue.length + this.#stats.inFlight
     if (held >= this.#options.maxQueueSize) {
       this.#stats.dropped++
       // One report per synchronous burst, carrying every message it dropped.
-      if (this.#dropped.push(queued.message) === 1) queueMicrotask(() => {
+      if (this.#dropped.push(built.message) === 1) queueMicrotask(() => {
         const messages = this.#dropped
         this.#dropped = []
         this.#report(new QueueFullError(this.#options.maxQueueSize, messages.length, { messages }))
       })
       return
     }
+    // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
+    const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
     this.#queue.push(queued)
     this.#store.add(queued)
-    if (this.#log.enabled) this.#log(`enqueued ${queued.message.type} ${queued.message.messageId} (${queued.bytes} bytes)`)
-    if (this.#queue.length >= this.#options.flushAt) this.#dispatchQueue()
+    if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)
+    if (this.#queue.length >= this.#options.flushAt) this.#scheduleDispatch()
     else if (this.#timer === undefined) this.#armTimer()
   }
 
@@ -234,13 +240,30 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     queueMicrotask(() => this.#report(error))
   }
 
-  /** Moves everything queued into batches handed to delivery. */
-  #dispatchQueue(keepaliveBudget = 0): void {
+  /**
+   * `flushAt` messages are queued: batches are cut and requests started in a microtask, after the
+   * caller's synchronous code, so none of that work lands inside a loop of calls. Only full
+   * batches go; the rest waits for the timer, as it would have had each batch left at its
+   * `flushAt`-th call.
+   */
+  #scheduleDispatch(): void {
+    if (this.#dispatchScheduled) return
+    this.#dispatchScheduled = true
+    queueMicrotask(() => {
+      this.#dispatchScheduled = false
+      const full = this.#queue.length - (this.#queue.length % this.#options.flushAt)
+      if (full > 0) this.#dispatchQueue(0, full)
+    })
+  }
+
+  /** Moves the first `take` queued messages (default: all) into batches handed to delivery. */
+  #dispatchQueue(keepaliveBudget = 0, take = this.#queue.length): void {
     this.#clearTimer()
     this.#lastFlush = Date.now()
-    if (this.#queue.length === 0) return
-    const queued = this.#queue
-    this.#queue = []
+    if (take === 0) return
+    const queued = take === this.#queue.length ? this.#queue : this.#queue.slice(0, take)
+    this.#queue = take === this.#queue.length ? [] : this.#queue.slice(take)
+    if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)

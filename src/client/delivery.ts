@@ -5,14 +5,14 @@
  */
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
 import { count, type Logger } from '../logger.js'
-import type { SentMessage } from '../message/types.js'
-import { attemptRequest, discardBody, type AttemptRequest } from '../transport/attempt.js'
+import type { HttpAnswer } from '../platform/runtime.js'
+import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { attemptsOf, retry } from '../transport/retry.js'
 import type { BodyBuilder } from './batcher.js'
-import type { QueuedMessage } from './build-message.js'
+import { sentMessages, type QueuedMessage } from './build-message.js'
 import { Limiter } from './limiter.js'
 import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
 
@@ -21,10 +21,17 @@ export interface BatchOutcome {
   failed: number
 }
 
+/** Batches are passed as queued (JSON strings); the hooks turn them into messages if asked. */
 export interface DeliveryHooks {
-  delivered(messages: SentMessage[], status: number): void
-  retrying(messages: SentMessage[], attempt: number, error: AnalyticsError): void
+  delivered(batch: readonly QueuedMessage[], status: number): void
+  retrying(batch: readonly QueuedMessage[], attempt: number, error: AnalyticsError): void
   failed(error: AnalyticsError): void
+}
+
+/** A batch's request body and headers, built once (at its first attempt) and sent by every attempt. */
+interface Prepared {
+  body: string | Uint8Array<ArrayBuffer>
+  headers: Record<string, string>
 }
 
 const basicAuth = (writeKey: string) => {
@@ -34,7 +41,7 @@ const basicAuth = (writeKey: string) => {
   return `Basic ${btoa(binary)}`
 }
 
-async function gzip(body: string): Promise<Uint8Array | undefined> {
+async function gzip(body: string): Promise<Uint8Array<ArrayBuffer> | undefined> {
   if (typeof CompressionStream !== 'function') return undefined
   const stream = new Blob([body]).stream().pipeThrough(new CompressionStream('gzip'))
   return new Uint8Array(await new Response(stream).arrayBuffer())
@@ -101,34 +108,42 @@ export class Delivery {
       return this.#fail(batch, signal.aborted ? stoppedError(error) : error)
     }
     this.#controllers.delete(controller)
-    this.#hooks.delivered(batch.map((m) => m.message), status)
+    this.#hooks.delivered(batch, status)
     return { delivered: batch.length, failed: 0 }
   }
 
-  /** One attempt holds a connection slot; a batch waiting to retry does not. */
-  async #attempt(request: AttemptRequest): Promise<Response> {
-    await this.#limiter.acquire(request.signal)
+  /**
+   * One attempt holds a connection slot; a batch waiting to retry does not. The body is built
+   * once the first attempt holds its slot, so batches waiting for a slot hold only their queued
+   * strings, never a second copy of them.
+   */
+  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean, signal: AbortSignal): Promise<HttpAnswer> {
+    await this.#limiter.acquire(signal)
     try {
-      return await attemptRequest(this.#options.fetch, request)
+      const { body, headers } = (prepared.value ??= await this.#prepare(batch))
+      return await attemptRequest(this.#options.transport, {
+        url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal, keepalive,
+      })
     } finally {
       this.#limiter.release()
     }
   }
 
+  async #prepare(batch: QueuedMessage[]): Promise<Prepared> {
+    const json = this.#bodies.build(batch, new Date().toISOString())
+    const compressed = this.#options.gzip ? await gzip(json) : undefined
+    this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(json.length, 'char')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    if (!compressed) return { body: json, headers: this.#headers }
+    return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
+  }
+
   async #attempts(batch: QueuedMessage[], keepalive: boolean, signal: AbortSignal): Promise<number> {
     const options = this.#options
-    const json = this.#bodies.build(batch, new Date().toISOString())
-    const compressed = options.gzip ? await gzip(json) : undefined
-    const headers = compressed ? { ...this.#headers, 'Content-Encoding': 'gzip' } : this.#headers
-    const body = compressed ?? json
-    const messages = () => batch.map((m) => m.message)
-    this.#log(`sending ${count(batch.length, 'message')} to ${options.batchUrl} (${count(json.length, 'char')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    const prepared: { value?: Prepared } = {}
     return retry(
       async () => {
         try {
-          const response = await this.#attempt({
-            url: options.batchUrl, headers, body, timeoutMs: options.timeout, signal, keepalive,
-          })
+          const response = await this.#attempt(batch, prepared, keepalive, signal)
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response)
             this.#failureRun = 0
@@ -148,7 +163,7 @@ export class Delivery {
         signal,
         onRetry: ({ attempt, error, delayMs }) => {
           this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
-          this.#hooks.retrying(messages(), attempt, error as AnalyticsError)
+          this.#hooks.retrying(batch, attempt, error as AnalyticsError)
         },
       },
     )
@@ -166,7 +181,7 @@ export class Delivery {
     const reported = isAnalyticsError(error)
       ? error
       : new AnalyticsError('NETWORK', `Delivery failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
-    reported.messages = batch.map((m) => m.message)
+    reported.messages = sentMessages(batch)
     this.#hooks.failed(reported)
     return { delivered: 0, failed: batch.length }
   }

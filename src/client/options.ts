@@ -8,7 +8,7 @@ import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
-import { canPersist, defaultFetch, isBrowserLike, readDebugSetting, type FetchLike } from '../platform/runtime.js'
+import { canPersist, defaultFetch, isBrowserLike, platformTransport, readDebugSetting, type FetchLike, type Transport } from '../platform/runtime.js'
 import { debugEnables } from '../logger.js'
 
 export interface ClientOptions<Events = AnyEvents> {
@@ -30,7 +30,10 @@ export interface ClientOptions<Events = AnyEvents> {
   context?: JsonObject
   /** Default `integrations`, merged under every message's own. */
   integrations?: Integrations
-  /** The fetch to use. Default: the global `fetch` (looked up per request), else `cross-fetch`. */
+  /**
+   * The fetch to use. Default: on Node, `node:http` with keep-alive; elsewhere the global `fetch`
+   * (looked up per request), else `cross-fetch`.
+   */
   fetch?: FetchLike
   /** Send bodies gzip-compressed where the runtime has `CompressionStream`. */
   gzip?: boolean
@@ -73,6 +76,8 @@ export interface ResolvedOptions {
   readonly context: JsonObject | undefined
   readonly integrations: Integrations | undefined
   readonly fetch: FetchLike
+  /** What delivery sends with: the `fetch` given, else the runtime's cheapest (`platformTransport`). */
+  readonly transport: Transport
   readonly gzip: boolean
   readonly debug: boolean
   readonly maxConcurrentRequests: number
@@ -201,6 +206,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     context: object<JsonObject>('context', input.context),
     integrations: object<Integrations>('integrations', input.integrations),
     fetch: fetch as FetchLike,
+    transport: input.fetch === undefined ? platformTransport() : (fetch as Transport),
     gzip: boolean('gzip', input.gzip, DEFAULTS.gzip),
     debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), 'analytics:client')),
     maxConcurrentRequests: integer('maxConcurrentRequests', input.maxConcurrentRequests, 1, DEFAULTS.maxConcurrentRequests),

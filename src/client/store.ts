@@ -20,7 +20,7 @@
 import type { SentMessage } from '../message/types.js'
 import { serializeMessage } from '../message/serialize.js'
 import { pageStorage, randomUUID } from '../platform/runtime.js'
-import type { QueuedMessage } from './build-message.js'
+import type { BuiltMessage, QueuedMessage } from './build-message.js'
 
 export interface Store {
   /** A message was queued (built here, or adopted). */
@@ -36,7 +36,7 @@ export const memoryStore: Store = { add() {}, remove() {} }
  * left behind (and answers false to leave them, once the client is closed). Where storage is
  * missing, blocked or full, one line is logged and the store holds nothing more (memory only).
  */
-export function pageStore(writeKey: string, adopt: (messages: QueuedMessage[]) => boolean): Store {
+export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) => boolean): Store {
   const prefix = `isomorphic-analytics:${writeKey}:`
   const key = prefix + randomUUID()
   /** The messages held (queued or in flight), in order. */
@@ -88,7 +88,7 @@ export function pageStore(writeKey: string, adopt: (messages: QueuedMessage[]) =
   const adoptFrom = (other: string) => {
     const text = storage.getItem(other)
     if (!text) return
-    let messages: QueuedMessage[]
+    let messages: BuiltMessage[]
     try {
       messages = (JSON.parse(text) as Array<Record<string, unknown>>).map((m) => ({ message: m as unknown as SentMessage, ...serializeMessage(m) }))
     } catch {

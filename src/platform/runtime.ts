@@ -200,6 +200,62 @@ export async function defaultFetch(input: string, init?: RequestInit): Promise<R
   return mod.default(input, init)
 }
 
+/** What delivery reads from an answer: the subset of `Response` that a transport must provide. */
+export interface HttpAnswer {
+  readonly status: number
+  readonly headers: { get(name: string): string | null }
+  /** The body as a stream, where the transport has one (fetch); else read it with `text()`. */
+  readonly body?: ReadableStream<Uint8Array> | null
+  text(): Promise<string>
+  arrayBuffer(): Promise<ArrayBuffer>
+}
+
+export interface TransportInit {
+  method: string
+  headers: Record<string, string>
+  body: string | Uint8Array<ArrayBuffer>
+  signal: AbortSignal
+  redirect: 'manual'
+  keepalive?: boolean
+}
+
+/** Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts). */
+export type Transport = (url: string, init: TransportInit) => Promise<HttpAnswer>
+
+/** Node itself, as opposed to Bun and Deno, which also define `process.versions.node`. */
+function isNode(): boolean {
+  const versions = g.process?.versions
+  return typeof versions?.node === 'string' && versions.bun === undefined && g.Deno === undefined
+}
+
+/**
+ * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
+ * and imports nothing at load), so the first request never waits for it. Through `#node-http`,
+ * which browser bundles resolve to a stub. Should it fail to load (an unusual bundle), requests
+ * go through fetch instead.
+ */
+let nodeTransport: Transport | undefined
+const nodeTransportLoaded: Promise<Transport | undefined> | undefined = isNode()
+  ? import('./node-http.js').then(
+      (mod) => (nodeTransport = (mod as { nodeRequest?: Transport }).nodeRequest),
+      () => undefined,
+    )
+  : undefined
+
+/**
+ * The transport used when the caller passes no `fetch`: on Node, `node:http` with a keep-alive
+ * pool (about a third of the CPU of the global fetch per request); elsewhere `defaultFetch`. Bun's
+ * fetch is native and cheaper than its `node:http` (which is built on it), and Deno's costs the
+ * same as its `node:http`, so both keep fetch (README, Performance).
+ */
+export function platformTransport(): Transport {
+  if (!nodeTransportLoaded) return defaultFetch as Transport
+  return (url, init) => {
+    if (nodeTransport) return nodeTransport(url, init)
+    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init))
+  }
+}
+
 /** RFC 4122 version 4 UUID; works where `crypto.randomUUID` is missing (insecure http pages). */
 export function randomUUID(): string {
   const c = globalThis.crypto as Crypto | undefined

@@ -5,13 +5,13 @@
  */
 import { AbortedError, TimeoutError } from '../errors.js'
 import { transportFailure } from './failure.js'
-import { setBackgroundTimeout, type FetchLike } from '../platform/runtime.js'
+import { setBackgroundTimeout, type HttpAnswer, type TransportInit } from '../platform/runtime.js'
 
 export interface AttemptRequest {
   url: string
   method?: string
   headers: Record<string, string>
-  body: string | Uint8Array
+  body: string | Uint8Array<ArrayBuffer>
   timeoutMs: number
   signal?: AbortSignal
   /** Browser unload: let the request outlive the page. */
@@ -20,7 +20,14 @@ export interface AttemptRequest {
 
 export { isTlsFailure } from './failure.js'
 
-export async function attemptRequest(fetch: FetchLike, request: AttemptRequest): Promise<Response> {
+/**
+ * `send` is a fetch or another transport (`nodeRequest`): whichever it is, its failures are named
+ * here, in one place.
+ */
+export async function attemptRequest<R extends HttpAnswer>(
+  send: (url: string, init: TransportInit) => Promise<R>,
+  request: AttemptRequest,
+): Promise<R> {
   const controller = new AbortController()
   let timedOut = false
   const timer = setBackgroundTimeout(() => {
@@ -31,10 +38,10 @@ export async function attemptRequest(fetch: FetchLike, request: AttemptRequest):
   request.signal?.addEventListener('abort', onOuterAbort, { once: true })
   try {
     if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
-    const response = await fetch(request.url, {
+    const response = await send(request.url, {
       method: request.method ?? 'POST',
       headers: request.headers,
-      body: request.body as BodyInit,
+      body: request.body,
       signal: controller.signal,
       redirect: 'manual',
       ...(request.keepalive ? { keepalive: true } : {}),
@@ -52,7 +59,7 @@ export async function attemptRequest(fetch: FetchLike, request: AttemptRequest):
 }
 
 /** Reads and discards a response body so the connection can be reused; never throws. */
-export async function discardBody(response: Response): Promise<void> {
+export async function discardBody(response: HttpAnswer): Promise<void> {
   try {
     await response.arrayBuffer()
   } catch {

@@ -5,12 +5,16 @@
  * `cause`; an HTTP refusal carries its status, the server's own reason and the Retry-After used.
  */
 import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
+import type { HttpAnswer } from '../platform/runtime.js'
 
 /**
  * TLS verification failures: Node's codes (`DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`,
  * `UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `ERR_TLS_CERT_ALTNAME_INVALID`, …).
  */
 const isTlsCode = (code: string) => /CERT|^ERR_TLS_|SELF_SIGNED|^UNABLE_TO_(?:VERIFY|GET_ISSUER)/.test(code)
+
+/** Deno names no code for a refused certificate, only words: "… invalid peer certificate: UnknownIssuer". */
+const DENO_TLS_WORDS = /invalid peer certificate/i
 
 /**
  * Other names for the same system errors: undici's connect timeout, Bun's codes. (Deno gives no
@@ -46,9 +50,16 @@ export function systemErrorCode(error: unknown): string | undefined {
   return undefined
 }
 
-export function isTlsFailure(error: unknown): boolean {
+/** What names a refused certificate: its code (Node, Bun), else Deno's words; undefined if none. */
+function tlsFailure(error: unknown): string | undefined {
   const code = systemErrorCode(error)
-  return code !== undefined && isTlsCode(code)
+  if (code !== undefined) return isTlsCode(code) ? code : undefined
+  const words = innermostMessage(error)
+  return DENO_TLS_WORDS.test(words) ? words : undefined
+}
+
+export function isTlsFailure(error: unknown): boolean {
+  return tlsFailure(error) !== undefined
 }
 
 /** The innermost message of the chain: the most specific words the runtime gave. */
@@ -64,13 +75,12 @@ function innermostMessage(error: unknown): string {
  * retried), else `NetworkError`; the message names the system error, `cause` keeps the chain.
  */
 export function transportFailure(url: string, error: unknown): AnalyticsError {
-  // Browsers give no system error codes (a failed fetch is an opaque TypeError): the browser build
-  // skips the lookup, and the code that reads them is dropped from it.
+  // Browsers give no system error codes nor TLS details (a failed fetch is an opaque TypeError):
+  // the browser build skips the lookups, and the code that reads them is dropped from it.
+  const tls = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : tlsFailure(error)
+  if (tls !== undefined) return new TlsError(`TLS certificate refused for ${url} (${tls}).`, { cause: error })
   const code = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : systemErrorCode(error)
   const detail = innermostMessage(error)
-  if (code !== undefined && isTlsCode(code)) {
-    return new TlsError(`TLS certificate refused for ${url} (${code}).`, { cause: error })
-  }
   const named = code === undefined || detail.includes(code) ? detail : `${code}: ${detail}`
   return new NetworkError(`Request to ${url} failed: ${named}`, { cause: error })
 }
@@ -84,7 +94,7 @@ const MAX_REASON_BYTES = 16_384
  * The server's reason for a refusal: the `message` of its JSON body (or `error.message`, as the
  * collector sends it), on one line, at most 200 characters. Consumes the body; never throws.
  */
-export async function readReason(response: Response): Promise<string | undefined> {
+export async function readReason(response: HttpAnswer): Promise<string | undefined> {
   try {
     const text = await readCapped(response)
     if (!response.headers.get('content-type')?.includes('json')) return undefined
@@ -99,8 +109,10 @@ export async function readReason(response: Response): Promise<string | undefined
 }
 
 /** The body's first 16 KB as text (a refusal's reason is short; the rest is not read). */
-async function readCapped(response: Response): Promise<string> {
-  const reader = response.body?.getReader()
+async function readCapped(response: HttpAnswer): Promise<string> {
+  // A transport that buffers the answer (the Node one) has no stream: its text is already here.
+  if (!response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
+  const reader = response.body.getReader()
   let text = ''
   const decoder = new TextDecoder()
   while (reader && text.length < MAX_REASON_BYTES) {
@@ -116,7 +128,7 @@ async function readCapped(response: Response): Promise<string> {
  * The error for a refusal: `.status`, the server's reason (from its body) and `.retryAfterMs`
  * (the Retry-After that will be honoured), all in the message too. Consumes the body.
  */
-export async function httpFailure(url: string, response: Response, retryAfterMs: number | undefined): Promise<HttpError> {
+export async function httpFailure(url: string, response: HttpAnswer, retryAfterMs: number | undefined): Promise<HttpError> {
   const { status } = response
   if (status === 0 || (status >= 300 && status < 400)) {
     void response.body?.cancel().catch(() => {})

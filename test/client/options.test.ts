@@ -34,6 +34,7 @@ describe('defaults', () => {
       context: undefined,
       integrations: undefined,
       fetch: defaultFetch,
+      transport: expect.any(Function),
       gzip: false,
       debug: false,
       maxConcurrentRequests: 8,

@@ -87,9 +87,11 @@ describe('fault soak', () => {
     expect(answers.e429).toBeGreaterThan(0)
     // A batch may still exhaust its 10 retries, mostly on the outage; it is then reported, as
     // asserted above. A batch waiting to retry does not hold a connection slot, so every batch in
-    // memory keeps trying through the outage (peers do the same): with this seed 2 % of the
-    // messages are reported failed; the bound leaves room for that and nothing more.
-    expect(accepted.size).toBeGreaterThanOrEqual(TOTAL * 0.97)
+    // memory keeps trying through the outage (peers do the same). Which batches run out depends on
+    // the order in which the concurrent requests draw their faults: over fault seeds 1–4 and 42,
+    // with fetch or node:http, 1.5–7 % of the messages are reported failed. The bound says the
+    // outage was ridden out, without resting on one seed's ordering.
+    expect(accepted.size).toBeGreaterThanOrEqual(TOTAL * 0.9)
     expect(client.stats().retries).toBe(events.retry.length)
     console.info(`soak: ${accepted.size} delivered, ${failed.size} failed, ${duplicates} duplicates; answers ${JSON.stringify(answers)}; ${(Date.now() - T0) / 1000} s of fake time`)
   }, 60_000)

@@ -1,13 +1,13 @@
 /**
  * The Node side of the collector: `startServer(collector, options)` runs it as a Node HTTP server,
- * and `nodeFetch` delivers its webhooks over `node:http(s)`. The `node:` modules are loaded when
- * these are called (never by importing the package), so `isomorphic-analytics/collector` stays
- * importable on Bun, Deno and workers, where only `createCollector(...).fetch` is used.
+ * and `nodeFetch` (src/platform/node-http.ts) delivers its webhooks over `node:http(s)`. The
+ * `node:` modules are loaded when these are called (never by importing the package), so
+ * `isomorphic-analytics/collector` stays importable on Bun, Deno and workers, where only
+ * `createCollector(...).fetch` is used.
  *
  * Limits: request headers at most `maxHeaderSize` bytes (431 beyond), a request must arrive
  * within `requestTimeout`. Malformed HTTP is answered 400 by the parser hook, never thrown.
  */
-import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 
@@ -113,90 +113,5 @@ export async function startServer(
   return { url: `http://${shownHost}:${port}`, host, port, server, close }
 }
 
-// ───────────────────────── nodeFetch ─────────────────────────
-
-/**
- * `nodeFetch`: a fetch for webhook deliveries on Node, built on `node:http`/`node:https` with a
- * keep-alive connection pool. It does what `WebhookDestination` asks of fetch (POST a string
- * body, honour an `AbortSignal`, never follow redirects, return the status and headers) at a
- * fraction of the CPU cost of the global (undici) fetch, which is what bounds end-to-end
- * throughput on a small machine. The CLI uses it; pass it as `createCollector({ fetch })`.
- * `node:http`/`node:https` are loaded on first use, like `node:http` for `startServer`.
- *
- * A refused TLS certificate surfaces as the socket's error (`code`, e.g.
- * `DEPTH_ZERO_SELF_SIGNED_CERT`), which the destination reports as a `TlsError` and never retries.
- */
-interface NodeHttp {
-  request(url: URL, options: RequestOptions, callback: (res: IncomingMessage) => void): ClientRequest
-  Agent: new (options: { keepAlive: boolean; maxSockets: number }) => HttpAgent
-}
-
-const MAX_SOCKETS = 64
-const modules: { http?: Promise<NodeHttp>; https?: Promise<NodeHttp> } = {}
-const agents = new Map<string, HttpAgent>()
-
-function load(protocol: 'http' | 'https'): Promise<NodeHttp> {
-  const specifier = `node:${protocol}`
-  return (modules[protocol] ??= import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<NodeHttp>)
-}
-
-function headerRecord(init: RequestInit | undefined, bodyLength: number): Record<string, string> {
-  const out: Record<string, string> = {}
-  new Headers(init?.headers).forEach((value, name) => (out[name] = value))
-  out['content-length'] = String(bodyLength)
-  return out
-}
-
-function responseHeaders(res: IncomingMessage): Headers {
-  const headers = new Headers()
-  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-    try {
-      headers.append(res.rawHeaders[i], res.rawHeaders[i + 1])
-    } catch {
-      // A header value fetch would refuse: left out, as the status is what matters.
-    }
-  }
-  return headers
-}
-
-export async function nodeFetch(input: string | URL, init?: RequestInit): Promise<Response> {
-  const url = new URL(input)
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`nodeFetch: unsupported protocol ${url.protocol}`)
-  const protocol = url.protocol === 'https:' ? 'https' : 'http'
-  const mod = await load(protocol)
-  let agent = agents.get(protocol)
-  if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS })))
-  // A string body goes out in one write with the headers (a Buffer would take a writev).
-  const body = init?.body == null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(init.body as Uint8Array)
-  const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
-  const signal = init?.signal ?? undefined
-  signal?.throwIfAborted()
-  return new Promise<Response>((resolve, reject) => {
-    const req = mod.request(url, { method: init?.method ?? 'GET', agent, headers: headerRecord(init, bodyLength) }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('error', reject)
-      res.on('end', () => {
-        signal?.removeEventListener('abort', onAbort)
-        const status = res.statusCode ?? 0
-        const payload = status === 204 || status === 205 || status === 304 ? null : Buffer.concat(chunks)
-        try {
-          resolve(new Response(payload, { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res) }))
-        } catch (error) {
-          reject(error) // e.g. a 1xx final status, which a Response cannot represent.
-        }
-      })
-    })
-    const onAbort = () => {
-      const reason = signal!.reason instanceof Error ? signal!.reason : new Error('aborted')
-      req.destroy(reason)
-      reject(reason) // Settles even if the abort lands while the answer is being read.
-    }
-    signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (error) => {
-      signal?.removeEventListener('abort', onAbort)
-      reject(error)
-    })
-    req.end(body)
-  })
-}
+/** `nodeFetch` lives with the client's Node transport (one keep-alive pool, one request path). */
+export { nodeFetch } from '../../platform/node-http.js'
