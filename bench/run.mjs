@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
-const MODULES = ['client', 'faults', 'webhooks', 'collector', 'tracking-plan', 'durable']
+const MODULES = ['client', 'peers', 'faults', 'webhooks', 'collector', 'tracking-plan', 'durable']
 
 function runModule(file, timeoutMs) {
   return new Promise((resolve) => {

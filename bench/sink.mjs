@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * A loopback HTTP sink for the benchmarks: `POST /v1/batch` parses the body and counts messages
- * and unique messageIds; `GET /stats` answers the counters; `GET /ids` answers every unique
+ * A loopback HTTP sink for the benchmarks: `POST /v1/batch` (and PostHog's `/batch/`) parses the
+ * body (gunzipping it when it is gzip) and counts messages and unique messageIds (PostHog: `uuid`); `GET /stats` answers the counters; `GET /ids` answers every unique
  * messageId accepted, one per line. Listens on 127.0.0.1, port 0, and prints `{"port":N}` on
  * stdout. Exits when its stdin closes (so it never outlives the bench that spawned it) or on
  * SIGTERM/SIGINT.
@@ -20,6 +20,7 @@
  */
 import { spawn } from 'node:child_process'
 import http from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 
 const SELF = fileURLToPath(import.meta.url)
@@ -87,7 +88,7 @@ export function startSinkServer(config) {
       res.end([...ids].join('\n'))
       return
     }
-    if (req.method !== 'POST' || !req.url.startsWith('/v1/batch')) {
+    if (req.method !== 'POST' || !(req.url.startsWith('/v1/batch') || req.url.startsWith('/batch'))) {
       stats.status[404]++
       res.writeHead(404).end()
       req.resume()
@@ -100,7 +101,9 @@ export function startSinkServer(config) {
       stats.requests++
       let batch
       try {
-        batch = JSON.parse(Buffer.concat(chunks).toString('utf8')).batch
+        const raw = Buffer.concat(chunks)
+        const bytes = raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw
+        batch = JSON.parse(bytes.toString('utf8')).batch
         if (!Array.isArray(batch)) throw new Error('no batch')
       } catch {
         stats.badBodies++
@@ -143,7 +146,7 @@ export function startSinkServer(config) {
   function accept(batch) {
     stats.accepted += batch.length
     for (const m of batch) {
-      const id = m?.messageId
+      const id = m?.messageId ?? m?.uuid
       if (ids.has(id)) stats.duplicates++
       else ids.add(id)
     }

@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+/**
+ * Issue 10's table: ours against posthog-node and @segment/analytics-node, in one run, with the
+ * same event (bench/client.mjs `makeEvent`) and the same loopback sink in its own process
+ * (bench/sink.mjs, which reads both wire formats). The peers are dependencies of bench/ (its own
+ * package.json and lock), installed here with `npm ci` when missing; never of the package.
+ *
+ *   node bench/peers.mjs          prints a table
+ *
+ * Every figure is one fresh child process (`--part track|e2e --sdk ours|posthog|segment`), so
+ * RSS and JIT state never leak from one SDK or figure to the next:
+ * - track: µs per call of 9,000 calls in one synchronous loop, each SDK with its defaults and a
+ *   real endpoint (the sink), so whatever network work a call starts lands in the loop. Median of
+ *   RUNS loops, each after the previous one was flushed.
+ * - e2e: 20,000 events produced in chunks of 500 with a setImmediate between chunks, then a flush.
+ *   CPU time of the client process from the first call to the end of the flush, divided by the
+ *   events the sink received (unique ids); peak RSS is the process's VmHWM. Ours paces itself on
+ *   `stats()` so it stays under its own `maxQueueSize` (what a caller does with our client); the
+ *   peers have no such signal, so they run as they are (PostHog drops past its 1,000-message queue,
+ *   as its users would see).
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { makeEvent, runJsonChild } from './client.mjs'
+
+const SELF = fileURLToPath(import.meta.url)
+const HERE = path.dirname(SELF)
+const ROOT = path.resolve(HERE, '..')
+const DIST = process.env.BENCH_DIST ?? path.join(ROOT, 'dist', 'index.js')
+const SDKS = ['ours', 'posthog', 'segment']
+const NAMES = { ours: 'isomorphic-analytics', posthog: 'posthog-node', segment: '@segment/analytics-node' }
+const TRACK_CALLS = 9_000
+const E2E_EVENTS = 20_000
+const log = (...a) => process.stderr.write(`[bench] ${a.join(' ')}\n`)
+
+function ensurePeers() {
+  if (existsSync(path.join(HERE, 'node_modules', 'posthog-node')) && existsSync(path.join(HERE, 'node_modules', '@segment', 'analytics-node'))) return
+  log('peers: installing bench/ dependencies (npm ci)')
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: ['ignore', 'inherit', 'inherit'] })
+}
+
+function version(sdk) {
+  const file = sdk === 'ours' ? path.join(ROOT, 'package.json') : path.join(HERE, 'node_modules', NAMES[sdk], 'package.json')
+  return JSON.parse(readFileSync(file, 'utf8')).version
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+// ---------------------------------------------------------------------------------------------
+// One adapter per SDK: create with defaults (+ flushAt), track one of our inputs, flush, close.
+
+async function adapter(sdk, url, flushAt) {
+  if (sdk === 'ours') {
+    const { Client } = await import(pathToFileURL(DIST).href)
+    const client = new Client('bench-key', { endpoint: url, ...(flushAt && { flushAt }) })
+    return {
+      track: (e) => client.track(e),
+      flush: () => client.flush(),
+      close: () => client.close(),
+      held: () => {
+        const s = client.stats()
+        return s.queued + s.inFlight
+      },
+      capacity: 10_000,
+    }
+  }
+  if (sdk === 'posthog') {
+    const { PostHog } = resolvePeer('posthog-node')
+    const client = new PostHog('phc_bench_key', { host: url, ...(flushAt && { flushAt }) })
+    return {
+      track: (e) => client.capture({ distinctId: e.userId, event: e.event, properties: e.properties }),
+      flush: () => client.flush(),
+      close: () => client.shutdown(),
+    }
+  }
+  const { Analytics } = resolvePeer('@segment/analytics-node')
+  const client = new Analytics({ writeKey: 'bench-key', host: url, ...(flushAt && { flushAt }) })
+  return {
+    track: (e) => client.track(e),
+    // Segment's only way to wait for delivery is closeAndFlush(); the client cannot be used after.
+    flush: () => client.closeAndFlush({ timeout: 120_000 }),
+    close: () => client.closeAndFlush({ timeout: 120_000 }),
+  }
+}
+
+/** A peer as `require(name)` from bench/ resolves it (Segment's ESM build does not load in Node as is). */
+const resolvePeer = (name) => createRequire(path.join(HERE, 'package.json'))(name)
+
+// ---------------------------------------------------------------------------------------------
+// Parts, each in its own child
+
+async function partTrack(sdk) {
+  const { spawnSink } = await import('./sink.mjs')
+  const sink = await spawnSink()
+  const POOL = 1024
+  const inputs = Array.from({ length: POOL }, (_, i) => makeEvent(i))
+  const RUNS = 5
+  const perCall = []
+  // Process CPU time of the same loops: on a loaded machine wall time also counts time the thread
+  // was not scheduled; CPU time does not (it does include V8's GC helper threads).
+  const cpuPerCall = []
+  let check = 0
+  // A fresh client per loop (Segment's cannot be reused after closeAndFlush); loop 0 warms the JIT.
+  for (let run = 0; run < RUNS + 1; run++) {
+    const client = await adapter(sdk, sink.url)
+    const c0 = process.cpuUsage()
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < TRACK_CALLS; i++) check ^= client.track(inputs[i & (POOL - 1)]) === undefined ? 1 : 2
+    const ns = Number(process.hrtime.bigint() - t0) / TRACK_CALLS
+    const c = process.cpuUsage(c0)
+    if (run > 0) {
+      perCall.push(ns)
+      cpuPerCall.push(((c.user + c.system) * 1000) / TRACK_CALLS)
+    }
+    await client.flush()
+    await client.close()
+  }
+  await sink.stop()
+  return { usPerCall: median(perCall) / 1000, cpuUsPerCall: median(cpuPerCall) / 1000, runs: perCall.map((ns) => ns / 1000), check }
+}
+
+async function partE2E(sdk, flushAt) {
+  const { spawnSink } = await import('./sink.mjs')
+  const sink = await spawnSink()
+  const client = await adapter(sdk, sink.url, flushAt)
+  const POOL = 1024
+  const inputs = Array.from({ length: POOL }, (_, i) => makeEvent(i))
+  const CHUNK = 500
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  let sent = 0
+  while (sent < E2E_EVENTS) {
+    const chunk = Math.min(CHUNK, E2E_EVENTS - sent)
+    if (client.held && client.held() + chunk > client.capacity) {
+      await new Promise((r) => setTimeout(r, 1))
+      continue
+    }
+    for (let k = 0; k < chunk; k++, sent++) client.track(inputs[sent & (POOL - 1)])
+    await new Promise((r) => setImmediate(r))
+  }
+  await client.flush()
+  const cpu = process.cpuUsage(cpu0)
+  const wallMs = performance.now() - t0
+  await client.close()
+  const vmHwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024
+  const stats = await sink.stats()
+  await sink.stop()
+  return { cpuUs: cpu.user + cpu.system, userUs: cpu.user, systemUs: cpu.system, wallMs, delivered: stats.unique, requests: stats.requests, vmHwm }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function run() {
+  ensurePeers()
+  const rows = []
+  const label = (sdk) => `${NAMES[sdk]} ${version(sdk)}`
+  const target = (sdk, t) => (sdk === 'ours' ? t : '')
+
+  for (const sdk of SDKS) {
+    log(`peers: track() ×${TRACK_CALLS}, ${sdk}`)
+    const t = await runJsonChild(SELF, ['--part', 'track', '--sdk', sdk])
+    log(`peers: ${sdk} runs (µs/call): ${t.runs.map((x) => x.toFixed(2)).join(' ')}`)
+    rows.push({ name: `track() µs/call, ${TRACK_CALLS} calls in one sync loop: ${label(sdk)}`, value: +t.usPerCall.toFixed(2), unit: 'µs', target: target(sdk, '≤ 3') })
+    rows.push({ name: `  the same, process CPU time: ${label(sdk)}`, value: +t.cpuUsPerCall.toFixed(2), unit: 'µs', target: '' })
+  }
+  for (const flushAt of [undefined, 100]) {
+    for (const sdk of SDKS) {
+      const what = flushAt ? `flushAt ${flushAt}` : 'defaults'
+      log(`peers: e2e ${E2E_EVENTS} events, ${what}, ${sdk}`)
+      const e = await runJsonChild(SELF, ['--part', 'e2e', '--sdk', sdk, ...(flushAt ? ['--flush-at', String(flushAt)] : [])], { timeoutMs: 300_000 })
+      log(`peers: ${sdk} ${what}: ${JSON.stringify(e)}`)
+      const lost = E2E_EVENTS - e.delivered
+      const note = lost > 0 ? ` (lost ${((100 * lost) / E2E_EVENTS).toFixed(0)} %)` : ''
+      rows.push({
+        name: `CPU µs per delivered event, ${E2E_EVENTS} events, ${what}: ${label(sdk)}${note}`,
+        value: +(e.cpuUs / Math.max(1, e.delivered)).toFixed(1),
+        unit: 'µs',
+        target: target(sdk, flushAt ? '≤ 10' : '≤ 20'),
+      })
+      if (!flushAt) {
+        rows.push({ name: `peak RSS (VmHWM), ${E2E_EVENTS} events, defaults: ${label(sdk)}`, value: +(e.vmHwm / 2 ** 20).toFixed(1), unit: 'MiB', target: target(sdk, '≤ 90') })
+      }
+    }
+  }
+  return rows
+}
+
+if (process.argv[1] === SELF) {
+  const argv = process.argv.slice(2)
+  const arg = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
+  const part = arg('--part')
+  if (part === 'track') {
+    process.stdout.write(`${JSON.stringify(await partTrack(arg('--sdk')))}\n`)
+    process.exit(0)
+  } else if (part === 'e2e') {
+    const flushAt = arg('--flush-at') ? Number(arg('--flush-at')) : undefined
+    process.stdout.write(`${JSON.stringify(await partE2E(arg('--sdk'), flushAt))}\n`)
+    process.exit(0)
+  } else {
+    const rows = await run()
+    for (const r of rows) console.log(`${r.name.padEnd(96)} ${String(r.value).padStart(8)} ${r.unit.padEnd(4)} ${r.target}`)
+  }
+}
