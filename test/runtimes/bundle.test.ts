@@ -76,6 +76,17 @@ describe('browser bundles of the isomorphic entries', () => {
     expect(browser).not.toContain('__BROWSER__')
   })
 
+  it('the Node transport stays out: under the browser condition #node-http is the stub; under node it is the transport', async () => {
+    requireBuild('index.js', 'node-http.js', 'node-http.browser.js')
+    const browser = reachable((await bundleForBrowser(`export * from 'isomorphic-analytics'`, ['browser'])).metafile).inputs
+    expect(browser.filter((p) => /dist\/node-http/.test(p))).toEqual(['dist/node-http.browser.js'])
+    const node = await build({
+      stdin: { contents: `export * from 'isomorphic-analytics'`, resolveDir: ROOT, sourcefile: 'entry.js' },
+      bundle: true, format: 'esm', platform: 'node', write: false, metafile: true, logLevel: 'silent',
+    })
+    expect(Object.keys(node.metafile.inputs).filter((p) => /dist\/node-http/.test(p))).toEqual(['dist/node-http.js'])
+  })
+
   it('a Node builtin would be caught: esbuild refuses it for the browser', async () => {
     await expect(bundleForBrowser(`import { readFileSync } from 'node:fs'\nconsole.log(readFileSync)`)).rejects.toThrow(/node:fs/)
     await expect(bundleForBrowser(`import http from 'http'\nconsole.log(http)`)).rejects.toThrow(/http/)

@@ -77,6 +77,9 @@ describe('isTlsFailure', () => {
     [{ code: 'ECONNRESET' }, false],
     [{ cause: { code: 'ECONNREFUSED' } }, false],
     [new Error('plain'), false],
+    // Deno: no code, the words only.
+    [new TypeError('fetch failed', { cause: new Error('client error (Connect): invalid peer certificate: UnknownIssuer') }), true],
+    [new TypeError('fetch failed', { cause: new Error('client error (Connect): Connection refused (os error 111)') }), false],
     [null, false],
   ])('%j → %s', (error, tls) => {
     expect(isTlsFailure(error)).toBe(tls)
