@@ -1,7 +1,8 @@
 /**
  * The README's tracking-plan example runs as pasted (from the build, importing the package by
  * name, TypeScript stripped by esbuild) and prints what its comments say. Its client's endpoint
- * (https://collector.example.com) is sent to a loopback recorder by a preloaded fetch, so the
+ * (https://collector.example.com) is sent to a loopback recorder by the preload that redirects
+ * fetch and node:http(s) (support/redirect.ts; the client sends over node:http on Node), so the
  * test also sees what was sent: the two valid tracks, not the one zod refused.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -10,19 +11,12 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { transform } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDIRECT } from './runtimes/support/redirect.js'
 import { expectCleanExit, requireBuild, ROOT, run, scratchDir } from './runtimes/support/runtimes.js'
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const section = README.slice(README.indexOf('\n## Tracking plans'))
 const example = /^```ts\n([\s\S]*?)^```/m.exec(section)?.[1] ?? ''
-
-const REDIRECT = `const original = globalThis.fetch
-globalThis.fetch = (input, init) => {
-  const url = new URL(typeof input === 'string' ? input : input.url)
-  if (url.hostname !== '127.0.0.1') input = process.env.RECORDER + url.pathname
-  return original(input, init)
-}
-`
 
 let scratch: ReturnType<typeof scratchDir>
 let recorder: Server
@@ -56,7 +50,7 @@ describe('README: Tracking plans example', () => {
     const recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`
     const result = await run(process.execPath, ['--import', './redirect.mjs', 'example.mjs'], {
       cwd: scratch.dir,
-      env: { WRITE_KEY: 'docs-key', RECORDER: recorderUrl },
+      env: { WRITE_KEY: 'docs-key', DOCS_RECORDER: recorderUrl },
       timeoutMs: 30_000,
     })
     expectCleanExit(result, 'the example')

@@ -32,6 +32,7 @@ import { join } from 'node:path'
 import { transform, build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from './support/browser.js'
+import { REDIRECT } from './support/redirect.js'
 import { installPacked, requireBuild, ROOT, run, scratchDir, type RunResult } from './support/runtimes.js'
 
 interface Block { lang: string; code: string; line: number }
@@ -63,50 +64,6 @@ const shellBlocks = BLOCKS.filter((b) => SHELL.includes(b.lang))
 const sessions = shellBlocks.filter((b) => commandsOf(b).some((c) => !c.startsWith('npm ') && !isCli(c)))
 
 const ENV = { WRITE_KEY: 'docs-write-key', WEBHOOK_SECRET: 'docs-secret', ADMIN_TOKEN: 'docs-admin-token', PORT: '0' }
-
-/**
- * Sends every request for a host other than 127.0.0.1 (or for port 8700) to the loopback recorder,
- * at both layers a block's requests go through: global `fetch`, and `node:http`/`node:https`
- * (the client's default transport on Node, which looks `request` up on the module at call time).
- * A redirected `https:` request goes out as plain `http:` to the recorder, without its agent.
- */
-const REDIRECT = `import http from 'node:http'
-import https from 'node:https'
-import { syncBuiltinESMExports } from 'node:module'
-const recorder = process.env.DOCS_RECORDER
-const elsewhere = (url) => url.hostname !== '127.0.0.1' || url.port === '8700'
-const redirected = (url) => new URL(recorder + '/' + url.host + url.pathname + url.search)
-
-const original = globalThis.fetch
-globalThis.fetch = (input, init) => {
-  const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url)
-  if (elsewhere(url)) input = redirected(url).href
-  return original(input, init)
-}
-
-// request(url[, options][, callback]) or request(options[, callback]), as node:http takes them.
-const httpRequest = http.request
-for (const [mod, protocol] of [[http, 'http:'], [https, 'https:']]) {
-  const request = mod.request
-  mod.request = (...args) => {
-    const hasUrl = typeof args[0] === 'string' || args[0] instanceof URL
-    const options = hasUrl ? (typeof args[1] === 'object' && args[1] !== null ? args[1] : {}) : (args[0] ?? {})
-    const callback = args.find((a) => typeof a === 'function')
-    const url = hasUrl
-      ? new URL(args[0])
-      : new URL((options.protocol ?? protocol) + '//' + (options.hostname ?? options.host ?? 'localhost') + (options.port ? ':' + options.port : '') + (options.path ?? '/'))
-    if (!elsewhere(url)) return request.apply(mod, args)
-    const { agent, host, hostname, port, path, protocol: given, ...rest } = options
-    return httpRequest.call(http, redirected(url), rest, callback)
-  }
-  mod.get = (...args) => {
-    const req = mod.request(...args)
-    req.end()
-    return req
-  }
-}
-syncBuiltinESMExports()
-`
 
 /** Imports the block; calls an exported fetch handler or webhook handler the way a platform would. */
 const RUNNER = `import { sign } from 'isomorphic-analytics/webhooks'
