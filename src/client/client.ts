@@ -186,26 +186,22 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     const flushed = this.flush()
     this.#closing = (async () => {
       this.#clearTimer()
-      try {
-        if (timeoutMs === undefined) return await flushed
-        let bound: TimerHandle | undefined
-        const expired = new Promise<'expired'>((resolve) => {
-          bound = setBackgroundTimeout(() => resolve('expired'), Math.max(0, timeoutMs))
-        })
-        const first = await Promise.race([flushed, expired])
-        clearTimeout(bound)
-        if (first !== 'expired') return first
-        this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
-        this.#delivery.stop()
-        return await flushed
-      } finally {
-        // Only once settled: a batch waiting to retry holds no handle, so a process that awaits
-        // close() would exit mid-wait (message lost) without the exit hook keeping it alive.
-        for (const unsubscribe of this.#unsubscribe) unsubscribe()
-      }
+      for (const unsubscribe of this.#unsubscribe) unsubscribe()
+      if (timeoutMs === undefined) return flushed
+      let bound: TimerHandle | undefined
+      const expired = new Promise<'expired'>((resolve) => {
+        bound = setBackgroundTimeout(() => resolve('expired'), Math.max(0, timeoutMs))
+      })
+      const first = await Promise.race([flushed, expired])
+      clearTimeout(bound)
+      if (first !== 'expired') return first
+      this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
+      this.#delivery.stop()
+      return flushed
     })()
     return this.#closing
   }
+
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)

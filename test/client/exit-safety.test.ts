@@ -103,21 +103,6 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(received).toHaveLength(0)
   }, 15_000)
 
-  it('`await client.close()` while a batch waits to retry: the process stays until it is delivered', async () => {
-    // The backoff timer holds no handle and the server is another process: only the exit hook,
-    // still in place while close() waits, keeps the child from exiting mid-wait (exit code 13).
-    answers = [503]
-    const result = await run('close-during-retry', `
-      const client = new Client('KEY', { endpoint, minRetryDelay: 50, maxRetryDelay: 50 })
-      client.track({ event: 'Retried', userId: 'u' })
-      console.log(JSON.stringify(await client.close()))
-    `)
-    expect(result.stderr).toBe('')
-    expect(result.code).toBe(0)
-    expect(JSON.parse(result.stdout)).toEqual({ delivered: 1, failed: 0 })
-    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Retried'])
-  }, 15_000)
-
   it('a client with nothing queued lets the process exit at once', async () => {
     const result = await run('idle', `
       const client = new Client('KEY', { endpoint })
