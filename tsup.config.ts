@@ -13,26 +13,8 @@ const entry: Record<string, string> = {
   cli: 'src/cli/index.ts',
 }
 
-/**
- * The Node transport (src/platform/node-http.ts) is reached from the client only through
- * `import('./node-http.js')` in src/platform/runtime.ts. In the package builds that import becomes
- * `import('#node-http')`, which package.json's `imports` maps to dist/node-http.js (or .cjs), and
- * under the `browser` condition to dist/node-http.browser.js, a stub: so a browser bundle holds
- * neither the transport's code nor a `node:` import. The <script> build uses the stub directly.
- */
-const nodeHttp = (target: 'external' | 'stub'): NonNullable<Options['esbuildPlugins']>[number] => ({
-  name: 'node-http',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/node-http\.js$/ }, (args) => {
-      if (args.kind !== 'dynamic-import') return undefined
-      if (target === 'external') return { path: '#node-http', external: true }
-      return { path: new URL('./src/platform/node-http.browser.ts', import.meta.url).pathname }
-    })
-  },
-})
-
 const shared: Options = {
-  entry: { ...entry, 'node-http': 'src/platform/node-http.ts', 'node-http.browser': 'src/platform/node-http.browser.ts' },
+  entry,
   define,
   target: 'es2022',
   // No source maps: the package would carry 2.2 MB of them (sources included) for a 0.8 MB build,
@@ -42,7 +24,7 @@ const shared: Options = {
   splitting: false,
   treeshake: true,
   // The collector embeds the console's built assets (src/console/): `virtual:console-assets`.
-  esbuildPlugins: [nodeHttp('external'), consoleAssetsEsbuild],
+  esbuildPlugins: [consoleAssetsEsbuild],
 }
 
 export default defineConfig([
@@ -57,7 +39,6 @@ export default defineConfig([
     define: { ...define, __BROWSER__: 'true' },
     format: ['esm'],
     platform: 'browser',
-    esbuildPlugins: [nodeHttp('external')],
     target: 'es2022',
     sourcemap: false,
     splitting: false,
@@ -74,7 +55,6 @@ export default defineConfig([
     minify: true,
     sourcemap: false,
     noExternal: [/.*/],
-    esbuildPlugins: [nodeHttp('stub')],
     outExtension: () => ({ js: '.global.js' }),
   },
 ])

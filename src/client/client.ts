@@ -141,7 +141,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   stats(): ClientStats {
     // Full batches whose dispatch is scheduled (see #scheduleDispatch) are handed over already.
-    const handed = this.#dispatchScheduled ? this.#queue.length - (this.#queue.length % this.#options.flushAt) : 0
+    const handed = this.#dispatchScheduled ? this.#fullBatches() : 0
     return { ...this.#stats, queued: this.#queue.length - handed, inFlight: this.#stats.inFlight + handed }
   }
 
@@ -202,7 +202,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     return this.#closing
   }
 
-
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
     const built = buildMessage(type, input, this.#options)
@@ -252,9 +251,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#dispatchScheduled = true
     queueMicrotask(() => {
       this.#dispatchScheduled = false
-      const full = this.#queue.length - (this.#queue.length % this.#options.flushAt)
+      const full = this.#fullBatches()
       if (full > 0) this.#dispatchQueue(0, full)
     })
+  }
+
+  /** How many queued messages fill whole batches of `flushAt`. */
+  #fullBatches(): number {
+    return this.#queue.length - (this.#queue.length % this.#options.flushAt)
   }
 
   /** Moves the first `take` queued messages (default: all) into batches handed to delivery. */
@@ -262,8 +266,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#clearTimer()
     this.#lastFlush = Date.now()
     if (take === 0) return
-    const queued = take === this.#queue.length ? this.#queue : this.#queue.slice(0, take)
-    this.#queue = take === this.#queue.length ? [] : this.#queue.slice(take)
+    const queued = this.#queue.splice(0, take)
     if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined

@@ -8,7 +8,7 @@ import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
-import { canPersist, defaultFetch, isBrowserLike, platformTransport, readDebugSetting, type FetchLike, type Transport } from '../platform/runtime.js'
+import { canPersist, isBrowserLike, platformTransport, readDebugSetting, type FetchLike, type Transport } from '../platform/runtime.js'
 import { debugEnables } from '../logger.js'
 
 export interface ClientOptions<Events = AnyEvents> {
@@ -75,7 +75,6 @@ export interface ResolvedOptions {
   readonly maxQueueSize: number
   readonly context: JsonObject | undefined
   readonly integrations: Integrations | undefined
-  readonly fetch: FetchLike
   /** What delivery sends with: the `fetch` given, else the runtime's cheapest (`platformTransport`). */
   readonly transport: Transport
   readonly gzip: boolean
@@ -184,8 +183,8 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {
     throw new ConfigError('size', `\`size\` is an alias of \`flushAt\`; got both, with different values (${size} and ${flushAt}).`)
   }
-  const fetch: unknown = input.fetch === undefined ? defaultFetch : input.fetch
-  if (typeof fetch !== 'function') {
+  const fetch: unknown = input.fetch
+  if (fetch !== undefined && typeof fetch !== 'function') {
     throw new ConfigError('fetch', `Expected \`fetch\` to be a function, got ${describe(fetch)}.`)
   }
   const minRetryDelay = integer('minRetryDelay', input.minRetryDelay, 0, DEFAULTS.minRetryDelay)
@@ -205,8 +204,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     maxQueueSize: integer('maxQueueSize', input.maxQueueSize, 1, DEFAULTS.maxQueueSize),
     context: object<JsonObject>('context', input.context),
     integrations: object<Integrations>('integrations', input.integrations),
-    fetch: fetch as FetchLike,
-    transport: input.fetch === undefined ? platformTransport() : (fetch as Transport),
+    transport: fetch === undefined ? platformTransport() : (fetch as Transport),
     gzip: boolean('gzip', input.gzip, DEFAULTS.gzip),
     debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), 'analytics:client')),
     maxConcurrentRequests: integer('maxConcurrentRequests', input.maxConcurrentRequests, 1, DEFAULTS.maxConcurrentRequests),

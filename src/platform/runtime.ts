@@ -230,17 +230,17 @@ function isNode(): boolean {
 
 /**
  * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
- * and imports nothing at load), so the first request never waits for it. Through `#node-http`,
- * which browser bundles resolve to a stub. Should it fail to load (an unusual bundle), requests
+ * and imports nothing at load), so the first request never waits for it. The browser build drops
+ * it (and with it every `node:` specifier). Should it fail to load (an unusual bundle), requests
  * go through fetch instead.
  */
 let nodeTransport: Transport | undefined
-const nodeTransportLoaded: Promise<Transport | undefined> | undefined = isNode()
-  ? import('./node-http.js').then(
-      (mod) => (nodeTransport = (mod as { nodeRequest?: Transport }).nodeRequest),
-      () => undefined,
-    )
-  : undefined
+const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
+  typeof __BROWSER__ === 'boolean' && __BROWSER__
+    ? undefined
+    : isNode()
+      ? import('./node-http.js').then((mod) => (nodeTransport = mod.nodeRequest), () => undefined)
+      : undefined
 
 /**
  * The transport used when the caller passes no `fetch`: on Node, `node:http` with a keep-alive

@@ -110,9 +110,10 @@ export async function readReason(response: HttpAnswer): Promise<string | undefin
 
 /** The body's first 16 KB as text (a refusal's reason is short; the rest is not read). */
 async function readCapped(response: HttpAnswer): Promise<string> {
-  // A transport that buffers the answer (the Node one) has no stream: its text is already here.
-  if (!response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
-  const reader = response.body.getReader()
+  // A transport that buffers the answer (the Node one, never in the browser build) has no stream:
+  // its text is already here.
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && !response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
+  const reader = response.body?.getReader()
   let text = ''
   const decoder = new TextDecoder()
   while (reader && text.length < MAX_REASON_BYTES) {

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { Client, ConfigError, DEFAULTS, isConfigError } from '../../src/index.js'
 import { resolveOptions } from '../../src/client/options.js'
-import { defaultFetch } from '../../src/platform/runtime.js'
 import { collector, createTestClient, ENDPOINT, http, HttpResponse, installServer, server, trackInput } from '../helpers/client.js'
 
 installServer()
@@ -33,7 +32,6 @@ describe('defaults', () => {
       maxQueueSize: 10_000,
       context: undefined,
       integrations: undefined,
-      fetch: defaultFetch,
       transport: expect.any(Function),
       gzip: false,
       debug: false,

@@ -45,7 +45,7 @@ let scratch: ReturnType<typeof scratchDir>
 const servers: TestServer[] = []
 
 beforeAll(async () => {
-  requireBuild('index.js', 'node-http.js')
+  requireBuild('index.js')
   scratch = scratchDir('transport')
   installPacked(scratch.dir)
   writeFiles(scratch.dir, { 'transport.mjs': SCRIPT })
