@@ -3,8 +3,8 @@ declare const __VERSION__: string
 
 /**
  * `true` in the package's browser build (`dist/index.browser.js`, the `<script>` file), where the
- * server runtimes' paths compile away; not defined anywhere else. Read it through `BROWSER_BUILD`
- * (src/platform/runtime.ts).
+ * server runtimes' paths compile away; not defined anywhere else. Read it as `typeof __BROWSER__ === 'boolean' && __BROWSER__`, which every
+ * bundler folds (see src/platform/runtime.ts).
  */
 declare const __BROWSER__: boolean | undefined
 
