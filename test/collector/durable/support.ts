@@ -3,52 +3,35 @@
  * the built `dist/`), a real loopback receiver that verifies signatures, and polling helpers.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer, type Server } from 'node:http'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { verifySignature } from '../../../src/webhooks/index.js'
+import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
 const CHILD = fileURLToPath(new URL('./collector-process.mjs', import.meta.url))
 export const SECRET = 'durable-secret'
 
-export interface Received {
-  raw: string
+export interface Received extends ReceivedPayload {
   messageId: string
-  signatureValid: boolean
-  at: number
 }
 
-/** A receiver answering `status()` (after `delayMs()`); `accepted` holds what it answered 2xx. */
+/** The signing receiver (test/helpers/) answering `status()` after `delayMs()`, each payload's messageId read. */
 export async function startReceiver(status: () => number, delayMs: () => number = () => 0) {
-  const accepted: Received[] = []
-  const attempts: Received[] = []
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const bytes = Buffer.concat(chunks)
-      const raw = bytes.toString('utf8')
-      void verifySignature(bytes, req.headers['x-signature'] as string | undefined, SECRET).then((signatureValid) => {
-        const seen = { raw, messageId: (JSON.parse(raw) as { messageId?: string; userId?: string }).messageId ?? '', signatureValid, at: Date.now() }
-        attempts.push(seen)
-        setTimeout(() => {
-          const code = status()
-          if (code < 300) accepted.push(seen)
-          res.writeHead(code).end()
-        }, delayMs())
-      })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
+  const receiver = await startSigningReceiver({ secret: SECRET, status, delayMs })
+  const read = new WeakMap<ReceivedPayload, Received>()
+  const withId = (r: ReceivedPayload): Received => {
+    let received = read.get(r)
+    if (!received) read.set(r, (received = { ...r, messageId: (JSON.parse(r.raw) as { messageId?: string }).messageId ?? '' }))
+    return received
+  }
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    accepted,
-    attempts,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections()
-      server.close(() => r())
-    }),
+    url: receiver.url,
+    get accepted() {
+      return receiver.accepted.map(withId)
+    },
+    get attempts() {
+      return receiver.attempts.map(withId)
+    },
+    close: receiver.close,
   }
 }
 

@@ -4,19 +4,15 @@
  * third-party SDKs. A thin front records each request the SDK made and can answer the first few
  * ingest requests 503, to drive the SDK's retries.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { parseExact } from '../../../src/collector/ingest/exact-json.js'
 import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
-import { verifySignature } from '../../../src/webhooks/index.js'
+import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
 export const WRITE_KEY = 'interop-write-key'
 const SECRET = 'interop-secret'
 
 /** One forwarded payload as the receiver got it. */
-export interface Forwarded {
-  raw: string
-  signatureValid: boolean
+export interface Forwarded extends ReceivedPayload {
   payload: Record<string, unknown>
 }
 
@@ -42,27 +38,17 @@ export interface Stack {
   close(): Promise<void>
 }
 
-async function startReceiver(forwarded: Forwarded[]): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      const bytes = Buffer.concat(chunks)
-      const raw = bytes.toString('utf8')
-      void verifySignature(bytes, req.headers['x-signature'] as string | undefined, SECRET).then((signatureValid) => {
-        forwarded.push({ raw, signatureValid, payload: parseExact(raw).value as Record<string, unknown> })
-        res.writeHead(200).end('ok')
-      })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, server }
-}
-
 export async function startStack(): Promise<Stack> {
-  const forwarded: Forwarded[] = []
   const requests: SeenRequest[] = []
-  const receiver = await startReceiver(forwarded)
+  const receiver = await startSigningReceiver({ secret: SECRET })
+  // What the receiver accepted, each parsed once (exactly: int64 digits kept).
+  const forwarded: Forwarded[] = []
+  const sync = () => {
+    for (const received of receiver.accepted.slice(forwarded.length)) {
+      forwarded.push({ ...received, payload: parseExact(received.raw).value as Record<string, unknown> })
+    }
+    return forwarded
+  }
   const collector = createCollector({
     sources: [{ writeKey: WRITE_KEY, name: 'interop', webhooks: { enabled: true, urls: [{ url: receiver.url }], sharedSecret: SECRET } }],
     fetch: nodeFetch,
@@ -92,12 +78,14 @@ export async function startStack(): Promise<Stack> {
   return {
     url: server.url,
     collector,
-    forwarded,
+    get forwarded() {
+      return sync()
+    },
     requests,
     fail: (count) => void (failures = count),
     async waitForForwarded(count, timeoutMs = 15_000) {
       const started = Date.now()
-      while (forwarded.length < count || collector.stats().pending > 0) {
+      while (sync().length < count || collector.stats().pending > 0) {
         if (Date.now() - started > timeoutMs) {
           const seen = requests.map((r) => `${r.method} ${r.path} → ${r.status}`).join('\n  ')
           throw new Error(`Only ${forwarded.length} of ${count} payloads forwarded in ${timeoutMs} ms; stats ${JSON.stringify(collector.stats())}; requests:\n  ${seen}`)
@@ -109,8 +97,7 @@ export async function startStack(): Promise<Stack> {
     async close() {
       await server.close(1_000)
       await collector.close(1_000)
-      receiver.server.closeAllConnections()
-      await new Promise<void>((resolve) => receiver.server.close(() => resolve()))
+      await receiver.close()
     },
   }
 }
