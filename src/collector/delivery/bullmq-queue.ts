@@ -19,7 +19,7 @@ import type { Logger } from '../../logger.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
 import type { DeliveryTally } from '../stats.js'
-import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
+import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { SharedState } from '../state/shared-state.js'
 
@@ -40,8 +40,8 @@ interface Opened {
 
 interface BatchData {
   s: string
-  /** Each delivery: its type, exact body and, for messages, its messageId. */
-  d: Array<[type: string, body: string, messageId: string | null]>
+  /** Each delivery: its type, exact body, its messageId (messages only) and its traceId (when traced). */
+  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null]>
 }
 
 interface DeliverData {
@@ -54,6 +54,8 @@ interface DeliverData {
   f?: number
   /** URLs (indexes) the next attempt goes to, after a partial failure. */
   u?: number[]
+  /** The delivery's traceId, when its progress is reported (`TraceSink`). */
+  r?: string
 }
 
 // A computed specifier: bundlers for workers and browsers do not follow it (BullMQ is Node-only).
@@ -79,6 +81,7 @@ export class BullmqQueue implements DeliveryQueue {
   readonly #log: Logger
   readonly #onError: (error: unknown) => void
   readonly #counters: SharedState
+  readonly #traces: TraceSink | undefined
   readonly #ready: Promise<Opened>
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
@@ -94,8 +97,11 @@ export class BullmqQueue implements DeliveryQueue {
     onError: (error: unknown) => void
     /** Counters in the queue server, shared with the collector's `Tally`. */
     counters: SharedState
+    /** Where attempts on deliveries with a `traceId` are reported. */
+    traces?: TraceSink
   }) {
     this.#counters = options.counters
+    this.#traces = options.traces
     this.#server = options.server
     this.#destinations = new Map(options.destinations)
     this.#maxPending = options.maxPending
@@ -197,7 +203,7 @@ export class BullmqQueue implements DeliveryQueue {
     await queue.addBulk(
       [...bySource].map(([source, list]) => ({
         name: 'batch',
-        data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null]) } satisfies BatchData,
+        data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) } satisfies BatchData,
         opts: { removeOnComplete: true, removeOnFail: 1000, attempts: 1 },
       })),
     )
@@ -244,9 +250,9 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #fanOut(queue: Queue, job: Job): Promise<void> {
     const { s: source, d } = job.data as BatchData
-    const jobs = d.map(([type, body, messageId], i) => ({
+    const jobs = d.map(([type, body, messageId, traceId], i) => ({
       name: 'deliver',
-      data: { s: source, t: type, b: body, n: 0 } satisfies DeliverData,
+      data: { s: source, t: type, b: body, n: 0, ...(traceId != null && { r: traceId }) } satisfies DeliverData,
       opts: {
         jobId: `${job.id}-${i}`,
         removeOnComplete: true,
@@ -278,18 +284,28 @@ export class BullmqQueue implements DeliveryQueue {
     }
     const attempt = data.n + 1
     const startedAt = Date.now()
+    const trace = data.r === undefined ? undefined : this.#traces?.(data.r)
+    if (trace) {
+      const all = destination.urls
+      trace.attempt(attempt, data.u ? data.u.map((i) => all[i]).filter((url) => url !== undefined) : all)
+    }
     const outcome = await destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) })
     const wasRetrying = data.f !== undefined
-    if (outcome.deliveredBy >= 0) return this.#settled(counters, data, true, wasRetrying)
+    if (outcome.deliveredBy >= 0) {
+      trace?.settled(true, outcome.results)
+      return this.#settled(counters, data, true, wasRetrying)
+    }
     const first = data.f ?? startedAt
     const delay = destination.nextRetryDelay(outcome, attempt, first)
     if (delay === undefined) {
       this.#log(`${data.s}: ${data.t} failed after ${attempt} attempt(s): ${outcome.error?.message ?? 'unknown'}`)
+      trace?.settled(false, outcome.results)
       return this.#settled(counters, data, false, wasRetrying)
     }
     this.#tally.retried(data.s)
     if (!wasRetrying) counters.add(`${data.s}|retrying`, 1)
     this.#log(`${data.s}: attempt ${attempt} failed (${outcome.error?.message ?? 'unknown'}); retry in ${delay} ms`)
+    trace?.retry(attempt, outcome.results, delay)
     await job.updateData({ ...data, n: attempt, f: first, u: outcome.retry } satisfies DeliverData)
     await job.moveToDelayed(Date.now() + delay, token)
     throw new bullmq.DelayedError()

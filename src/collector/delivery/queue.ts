@@ -27,7 +27,18 @@ export interface QueuedDelivery {
   onSettled?: (delivered: boolean) => void
   /** Told of each attempt, retry and the outcome (memory mode). */
   trace?: DeliveryTrace
+  /**
+   * Durable mode: names this delivery's record for the queue's `traces` (see `TraceSink`). It
+   * travels with the job, so whichever process makes an attempt reports it under this id.
+   */
+  traceId?: string
 }
+
+/**
+ * Durable mode: where the process making an attempt reports the progress of a delivery that
+ * carries a `traceId` (a delivery accepted by one process may be attempted by any other).
+ */
+export type TraceSink = (traceId: string) => DeliveryTrace
 
 /** Deliveries not settled yet, and those among them waiting for a retry after a failed attempt. */
 export interface BacklogCounts {
