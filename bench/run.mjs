@@ -10,21 +10,34 @@
  * module prints on stdout/stderr is shown as progress and never mixed with the result.
  *   BENCH_ONLY=client,faults   run a subset
  *   BENCH_TIMEOUT_S=900        per-module time limit (then it counts as crashed)
+ *   --readme                   then write the README's Performance tables (bench/readme.mjs)
+ *   --no-save                  do not save the results (a trial run)
+ *
+ * Each module's rows are saved to bench/results.json as soon as it finishes (bench/results.mjs:
+ * merged with the saved ones, so a subset updates only its rows), with the date, machine, Node
+ * version and the load average before and after it. A module that crashes saves nothing.
+ *
+ * Besides name, value, unit and target, a row may carry fields for the README's tables:
+ *   group    rows of a module with the same group are one line of its table (durable: one mode
+ *            and process count; peers: one figure), and a partial run replaces whole groups;
+ *   column   the column of that line the row fills (peers: the SDK); default: the name after
+ *            "<group>: ";
+ *   note     a few words shown after the value (peers: "lost 44 %").
  *
  * The build under test is frozen first: dist/ is copied to .tmp/bench-<pid>/dist (git-ignored; its
  * imports still resolve from the repo's node_modules) and BENCH_DIST names its index.js for the
  * children. So a rebuild of dist/ while the benches run (another `npm test` cleans the folder)
  * cannot crash them or mix two builds. Modules that import ../dist directly still see the live one.
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, existsSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { MODULES, check, mergeRun, readResults, writeResults } from './results.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
-const MODULES = ['client', 'peers', 'faults', 'webhooks', 'collector', 'tracking-plan', 'durable']
 
 function runModule(file, timeoutMs) {
   return new Promise((resolve) => {
@@ -50,15 +63,6 @@ function runModule(file, timeoutMs) {
       }
     })
   })
-}
-
-/** 'ok' / 'MISS' / '' for a target like '≤ 3', '>= 2000', '< 1.5'. */
-function check(value, target) {
-  const m = /^\s*(≤|≥|<=|>=|<|>|=)\s*(-?[\d.]+(?:e[+-]?\d+)?)/i.exec(String(target ?? ''))
-  if (!m || typeof value !== 'number' || !Number.isFinite(value)) return ''
-  const t = Number(m[2])
-  const pass = { '≤': value <= t, '<=': value <= t, '≥': value >= t, '>=': value >= t, '<': value < t, '>': value > t, '=': value === t }[m[1]]
-  return pass ? 'ok' : 'MISS'
 }
 
 function table(rows) {
@@ -97,7 +101,27 @@ if (snapshot) process.env.BENCH_DIST = snapshot.index
 process.on('exit', () => snapshot && rmSync(snapshot.dir, { recursive: true, force: true }))
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)
+const unknown = only?.filter((name) => !MODULES.includes(name)) ?? []
+if (unknown.length) {
+  console.error(`BENCH_ONLY: no bench module named ${unknown.join(', ')} (the modules: ${MODULES.join(', ')})`)
+  process.exit(1)
+}
+const save = !process.argv.includes('--no-save')
 const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 900) * 1000
+const version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version
+const load = () => os.loadavg().map((x) => +x.toFixed(2))
+
+/** The commit under test, marked when src/ has changes it does not hold; '' outside git. */
+function commit() {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const changed = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    return changed ? `${head}+changes` : head
+  } catch {
+    return ''
+  }
+}
+
 const all = []
 const crashed = []
 const t0 = performance.now()
@@ -105,24 +129,27 @@ for (const name of MODULES) {
   if (only && !only.includes(name)) continue
   const file = path.join(HERE, `${name}.mjs`)
   if (!existsSync(file)) continue
-  console.error(`[bench] ── ${name} ──`)
+  console.error(`[bench] ── ${name} ── load avg ${load().join(' ')}`)
+  const run = { module: name, date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), version, commit: commit(), node: process.version, cpu: os.cpus()[0]?.model.trim() ?? '', cores: os.cpus().length, loadavg: { start: load() } }
   const started = performance.now()
   const result = await runModule(file, timeoutMs)
-  console.error(`[bench] ${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  run.loadavg.end = load()
+  run.seconds = Math.round((performance.now() - started) / 1000)
+  console.error(`[bench] ${name}: ${run.seconds} s, load avg ${run.loadavg.end.join(' ')}`)
   if (result.error) {
     crashed.push(name)
     all.push({ bench: name, name: `CRASHED: ${result.error}`, value: '', unit: '', target: '', ok: 'CRASH' })
     continue
   }
-  for (const r of result.rows) all.push({ bench: name, name: String(r.name), value: r.value, unit: r.unit ?? '', target: r.target ?? '', ok: check(r.value, r.target) })
+  const rows = result.rows.map((r) => ({ ...r, name: String(r.name), unit: r.unit ?? '', target: r.target ?? '' }))
+  for (const r of rows) all.push({ bench: name, name: r.name, value: r.value, unit: r.unit, target: r.target, ok: check(r.value, r.target) })
+  if (save) writeResults(mergeRun(readResults(), run, rows))
 }
 
-let version = ''
-try {
-  version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version
-} catch {}
-console.log(`\nisomorphic-analytics ${version} · node ${process.version} · ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''} · load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} · ${((performance.now() - t0) / 1000).toFixed(0)} s\n`)
+console.log(`\nisomorphic-analytics ${version} · node ${process.version} · ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''} · load avg ${load().join(' ')} · ${((performance.now() - t0) / 1000).toFixed(0)} s\n`)
 console.log(table(all))
 const missed = all.filter((r) => r.ok === 'MISS').length
-console.log(`\n${missed} target(s) missed${crashed.length ? `; crashed: ${crashed.join(', ')}` : ''}`)
+console.log(`\n${missed} target(s) missed${crashed.length ? `; crashed: ${crashed.join(', ')} (their saved rows are left as they were)` : ''}`)
+if (save) console.log(`saved to bench/results.json${process.argv.includes('--readme') ? '' : '; `node bench/readme.mjs` writes them into README.md'}`)
+if (process.argv.includes('--readme')) console.log((await import('./readme.mjs')).writeReadme())
 process.exit(crashed.length ? 1 : 0)
