@@ -5,9 +5,9 @@
 //       (median of 3 runs), target ≥ 2,000
 // `node bench/webhooks.mjs` prints a table; `run()` returns the rows for bench/run.mjs.
 // Traffic goes to 127.0.0.1 only.
-import { fork } from 'node:child_process'
 import { loadavg } from 'node:os'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import { startSink } from './sink-server.mjs'
 
 // bench/run.mjs freezes the build under test and names its index.js in BENCH_DIST; standalone,
 // the live ../dist/webhooks.js is used.
@@ -75,14 +75,6 @@ async function signAndSerialise() {
   ]
 }
 
-function startSink() {
-  const child = fork(fileURLToPath(new URL('./sink-server.mjs', import.meta.url)), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  return new Promise((resolve, reject) => {
-    child.once('message', ({ port }) => resolve({ url: `http://127.0.0.1:${port}/hook`, stop: () => child.kill('SIGTERM') }))
-    child.once('exit', (code) => reject(new Error(`sink exited with ${code}`)))
-  })
-}
-
 async function deliveries(destination, payload, total, concurrency) {
   let next = 0
   let failed = 0
@@ -119,7 +111,7 @@ async function ownOverhead() {
 }
 
 async function deliveryThroughput() {
-  const sink = await startSink()
+  const sink = await startSink('/hook')
   try {
     const destination = new WebhookDestination({ urls: [{ url: sink.url }], sharedSecret: SECRET })
     const payload = samplePayload()
