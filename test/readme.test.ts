@@ -1,6 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { TABLES, tableText } from '../bench/readme.mjs'
+import { readResults } from '../bench/results.mjs'
+import { generatedBlocks } from '../scripts/readme-generated.mjs'
 import { DEFAULTS } from '../src/client/options.js'
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
@@ -54,5 +57,19 @@ describe('README', () => {
     // Every in-page link lands on a heading.
     const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^\p{L}\p{N} -]/gu, '').replace(/ /g, '-')))
     for (const [, anchor] of readme.matchAll(/\]\(#([^)]+)\)/g)) expect(anchors, `link to #${anchor}`).toContain(anchor)
+  })
+
+  it('the Performance tables are what bench/readme.mjs writes from bench/results.json (no figure typed by hand)', () => {
+    const blocks = generatedBlocks(readme)
+    const results = readResults()
+    for (const table of TABLES) {
+      expect(blocks.get(table.id)?.script, `README.md has no generated block "${table.id}"`).toBe('bench/readme.mjs')
+      expect(blocks.get(table.id)?.text, `README.md's "${table.id}" table is not what bench/results.json gives: run \`node bench/readme.mjs\``).toBe(
+        tableText(results, table),
+      )
+    }
+    // Every measured row is in a table, and every module's figures are there.
+    const shown = [...blocks.values()].map((b) => b.text).join('\n')
+    for (const row of results.rows) expect(shown, `bench row "${row.name}"`).toContain(row.group ?? row.name)
   })
 })
