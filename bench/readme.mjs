@@ -28,8 +28,8 @@ export const TABLES = [
 TABLES.unshift({ id: 'performance', modules: MODULES.filter((m) => !TABLES.some((t) => t.modules.includes(m))), first: 'benchmark' })
 
 const number = (value) => (typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 3 }) : String(value ?? ''))
-/** '≥ 50000' → '≥ 50,000'; numbers of five digits and more get separators, as in the values. */
-const targetText = (target) => String(target ?? '').replace(/\d{5,}(?:\.\d+)?/g, (n) => number(Number(n)))
+/** '≥ 50000' → '≥ 50,000', as the values are shown. */
+const targetText = (target) => String(target ?? '').replace(/\d{4,}(?:\.\d+)?/g, (n) => number(Number(n)))
 const withUnit = (text, unit) => (!unit || !text || text === '—' ? text : unit === '×' || unit === '%' ? `${text}${unit === '%' ? ' %' : unit}` : `${text} ${unit}`)
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ')
 
@@ -87,7 +87,7 @@ function provenance(runs) {
   const machine = (run) => `${run.cores}-core ${run.cpu}, Node ${run.node.replace(/^v/, '')}`
   const machines = [...new Set(runs.map(machine))]
   const clause = (run) =>
-    `${run.module} ${day(run.date)} ${time(run.date)} UTC (${run.seconds} s, load average ${load(run)}${run.commit ? `, commit ${run.commit}` : ''}` +
+    `${run.module} ${day(run.date)} ${time(run.date)} UTC (${run.seconds} s, load average ${load(run)}` +
     `${machines.length > 1 ? `, ${machine(run)}` : ''})`
   return (
     `Measured by \`npm run bench\` (saved in \`bench/results.json\`): ${runs.map(clause).join('; ')}` +
