@@ -82,17 +82,15 @@ const day = (date) => date.slice(0, 10)
 const time = (date) => date.slice(11, 16)
 const load = (run) => `${run.loadavg.start[0]} → ${run.loadavg.end[0]}`
 
-/** When, on what, under what load: one clause per run, the machine once when all runs share it. */
+/** When, on what, under what load: the machine once when all runs share it, then each run. */
 function provenance(runs) {
   const machine = (run) => `${run.cores}-core ${run.cpu}, Node ${run.node.replace(/^v/, '')}`
   const machines = [...new Set(runs.map(machine))]
+  const head = `Measured by \`npm run bench\` (saved in \`bench/results.json\`)${machines.length === 1 ? ` on a ${machines[0]}` : ''}`
   const clause = (run) =>
-    `${run.module} ${day(run.date)} ${time(run.date)} UTC (${run.seconds} s, load average ${load(run)}` +
-    `${machines.length > 1 ? `, ${machine(run)}` : ''})`
-  return (
-    `Measured by \`npm run bench\` (saved in \`bench/results.json\`): ${runs.map(clause).join('; ')}` +
-    `${machines.length === 1 ? `; on a ${machines[0]}` : ''}. Load average: 1-minute, at the start and the end of each module.`
-  )
+    `${run.module}: ${day(run.date)} ${time(run.date)} UTC, ${run.seconds} s, load average ${load(run)}${machines.length > 1 ? `, ${machine(run)}` : ''}`
+  if (runs.length === 1) return `${head}; ${clause(runs[0])} (1-minute load average at the start and the end).`
+  return `${head}; 1-minute load average at the start and the end of each module:\n\n${runs.map((run) => `- ${clause(run)}`).join('\n')}`
 }
 
 /** The text of one generated block: the table and the line saying where its figures come from. */

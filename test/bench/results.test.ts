@@ -59,7 +59,7 @@ describe('bench/readme.mjs', () => {
         '| track() | 5.25 µs ✗ | 9 µs (lost 4 %) | ≤ 3 µs |',
         '| RSS | 120,000 MiB ✗ | — | ≤ 90 MiB |',
         '',
-        'Measured by `npm run bench` (saved in `bench/results.json`): peers 2026-11-23 10:00 UTC (30 s, load average 3 → 4); on a 2-core Test CPU, Node 20.20.2. Load average: 1-minute, at the start and the end of each module.',
+        'Measured by `npm run bench` (saved in `bench/results.json`) on a 2-core Test CPU, Node 20.20.2; peers: 2026-11-23 10:00 UTC, 30 s, load average 3 → 4 (1-minute load average at the start and the end).',
         '',
       ].join('\n'),
     )
