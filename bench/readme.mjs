@@ -19,18 +19,18 @@ import { MODULES, check, readResults } from './results.mjs'
 
 const README = new URL('../README.md', import.meta.url)
 
-/** The README's generated blocks: which modules' rows each shows, and what its first column says. */
-export const TABLES = [
+/** Modules with a table of their own, and what its first column says. */
+const OWN = [
   { id: 'peers', modules: ['peers'], first: 'figure' },
   { id: 'durable', modules: ['durable'], first: 'mode, processes' },
 ]
-/** Every module no other table claims: the main table. */
-TABLES.unshift({ id: 'performance', modules: MODULES.filter((m) => !TABLES.some((t) => t.modules.includes(m))), first: 'benchmark' })
+/** The README's generated blocks: the main table takes every module the others do not. */
+export const TABLES = [{ id: 'performance', modules: MODULES.filter((m) => !OWN.some((t) => t.modules.includes(m))), first: 'benchmark' }, ...OWN]
 
 const number = (value) => (typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 3 }) : String(value ?? ''))
 /** '≥ 50000' → '≥ 50,000', as the values are shown. */
 const targetText = (target) => String(target ?? '').replace(/\d{4,}(?:\.\d+)?/g, (n) => number(Number(n)))
-const withUnit = (text, unit) => (!unit || !text || text === '—' ? text : unit === '×' || unit === '%' ? `${text}${unit === '%' ? ' %' : unit}` : `${text} ${unit}`)
+const withUnit = (text, unit) => (!unit || !text || text === '—' ? text : unit === '×' ? `${text}×` : `${text} ${unit}`)
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ')
 
 /** The value as the table shows it: number, unit, note, and ✗ when it misses its target. */
