@@ -12,6 +12,7 @@
  */
 import { requireBearer } from '../http/auth.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
+import { stringifyExact } from '../ingest/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
 import type { ConsoleRecorder } from './recorder.js'
@@ -54,6 +55,10 @@ function messages(url: URL, recorder: ConsoleRecorder, since: number): MessagesA
   return { version, messages: records.slice(0, limit) }
 }
 
+/** A record as JSON: a message's integers beyond 2^53 (kept as `bigint`) are written digit for digit. */
+const exactJson = (body: unknown, status = 200) =>
+  new Response(stringifyExact(body, true), { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
+
 export async function handleConsoleEndpoint(request: Request, path: string, context: ConsoleContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
   const url = new URL(request.url)
@@ -75,7 +80,7 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   }
   if (path === '/v1/admin/messages') {
     only('GET', request, path)
-    return jsonResponse(200, messages(url, context.recorder, integerParam(url, 'since', 0)))
+    return exactJson(messages(url, context.recorder, integerParam(url, 'since', 0)))
   }
   if (path === '/v1/admin/messages/stream') {
     only('GET', request, path)
@@ -91,12 +96,12 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     if (retry) {
       only('POST', request, path)
       await context.retry(id)
-      return jsonResponse(202, { success: true, message: context.recorder.get(id) })
+      return exactJson({ success: true, message: context.recorder.get(id) }, 202)
     }
     only('GET', request, path)
     const record = context.recorder.get(id)
     if (record === undefined) throw notFound(path)
-    return jsonResponse(200, record)
+    return exactJson(record)
   }
   throw notFound(path)
 }

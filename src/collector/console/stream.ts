@@ -4,9 +4,11 @@
  * carry it in the URL). The first event holds what changed since `since`; then one event per
  * burst of changes (gathered in a microtask), only while the reader keeps up: a slow reader gets
  * one event with everything that changed once it reads again, never a growing backlog. Each event
- * is `event: messages`, `id: <version>` and `data:` the answer `GET /v1/admin/messages` gives.
+ * is `event: messages`, `id: <version>` and `data:` the answer `GET /v1/admin/messages` gives
+ * (integers beyond 2^53 written digit for digit, as in `messagesResponse`).
  * Closing the collector ends every stream.
  */
+import { stringifyExact } from '../ingest/exact-json.js'
 import type { MessageRecord } from './recorder.js'
 
 export interface MessagesAnswer {
@@ -17,7 +19,7 @@ export interface MessagesAnswer {
 const encoder = new TextEncoder()
 
 const frame = (answer: MessagesAnswer) =>
-  encoder.encode(`event: messages\nid: ${answer.version}\ndata: ${JSON.stringify(answer)}\n\n`)
+  encoder.encode(`event: messages\nid: ${answer.version}\ndata: ${stringifyExact(answer, true)}\n\n`)
 
 export class MessageStreams {
   readonly #ends = new Set<() => void>()

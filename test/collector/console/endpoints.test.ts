@@ -295,3 +295,21 @@ describe('admin endpoints of the console', () => {
     expect((await json(collector, admin('/v1/admin/activity'))).body.minutes.reduce((n: number, m: any) => n + m.failed, 0)).toBe(2)
   })
 })
+
+describe('messages with integers beyond 2^53', () => {
+  it('are answered digit for digit by the messages endpoints (not a 500)', async () => {
+    const { collector } = consoleCollector()
+    const response = await collector.fetch(new Request('http://collector.test/v1/track', {
+      method: 'POST',
+      headers: { authorization: `Basic ${btoa(`${KEY}:`)}`, 'content-type': 'application/json' },
+      body: '{"event":"Big","userId":"u","properties":{"id":9223372036854775807}}',
+    }))
+    expect(response.status).toBe(200)
+    const list = await collector.fetch(admin('/v1/admin/messages'))
+    expect(list.status).toBe(200)
+    const text = await list.text()
+    expect(text).toContain('"id":9223372036854775807')
+    const id = (JSON.parse(text) as { messages: Array<{ id: string }> }).messages[0].id
+    expect(await (await collector.fetch(admin(`/v1/admin/messages/${id}`))).text()).toContain('"id":9223372036854775807')
+  })
+})
