@@ -35,8 +35,9 @@ Server:
   --admin-token TOKEN     enable the console (GET /console) and the admin
                           endpoints (POST /v1/deletions, POST /v1/audiences,
                           /v1/admin/...), authenticated with "Authorization:
-                          Bearer TOKEN"; with --config, settings changed in the
-                          console are written back to that file
+                          Bearer TOKEN"; settings changed in the console are
+                          kept in the --queue server (shared), else written back
+                          to the --config file
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
   --queue URL             keep deliveries in a queue server, shared by every

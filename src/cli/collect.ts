@@ -52,7 +52,8 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   const collector = createCollector({
     fetch: nodeFetch,
     ...args.config,
-    ...(args.configFile !== undefined && { settings: fileSettings(args.configFile) }),
+    // With a queue server its shared store keeps them (every collector on it sees the same); the file is then only read.
+    ...(args.configFile !== undefined && args.config.queue === undefined && { settings: fileSettings(args.configFile) }),
   })
   let server: CollectorServer
   try {
@@ -67,6 +68,9 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   if (args.config.adminToken !== undefined) {
     io.out(`  console: ${server.url}/console (sign in with the admin token)\n`)
     io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences, GET /v1/stats, /v1/admin/... (Bearer token)\n')
+    io.out(`  console settings: ${args.config.queue !== undefined
+      ? `kept in the queue server${args.configFile !== undefined ? ` (${args.configFile} is not written)` : ''}`
+      : args.configFile !== undefined ? `written back to ${args.configFile}` : 'in memory (lost on restart)'}\n`)
   }
   io.out(args.config.queue === undefined
     ? '  deliveries: in this process\'s memory\n'

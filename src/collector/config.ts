@@ -6,7 +6,7 @@
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/runtime.js'
-import { memorySettings, type SettingsStore } from './console/settings.js'
+import type { SettingsStore } from './console/settings.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 
 export interface WebhookUrlConfig {
@@ -60,8 +60,9 @@ export interface CollectorConfig {
   /** Called with every unexpected error (answered 500). Default: `console.error`. */
   onError?: (error: unknown) => void
   /**
-   * Where Webhooks settings changed in the console are kept. Default: this process's memory (the
-   * CLI's `--config FILE` writes them back to that file).
+   * Where Webhooks settings changed in the console are kept. Default: the `queue` server when
+   * there is one (shared by every collector on it), else this process's memory (the CLI's
+   * `--config FILE` writes them back to that file when there is no queue server).
    */
   settings?: SettingsStore
 }
@@ -94,7 +95,8 @@ export interface ResolvedConfig {
   queue: QueueServer | undefined
   debug: boolean | undefined
   onError: (error: unknown) => void
-  settings: SettingsStore
+  /** `undefined`: the default (the queue server's store, or memory). */
+  settings: SettingsStore | undefined
 }
 
 export interface QueueServer {
@@ -205,8 +207,8 @@ export function resolveSourceWebhooks(input: unknown, index: number): ResolvedWe
   return resolveWebhooks(input, `sources[${index}].webhooks`)
 }
 
-function resolveSettingsStore(input: unknown): SettingsStore {
-  if (input === undefined) return memorySettings
+function resolveSettingsStore(input: unknown): SettingsStore | undefined {
+  if (input === undefined) return undefined
   const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
   const optional = (f: unknown) => f === undefined || typeof f === 'function'
   if (

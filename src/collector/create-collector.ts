@@ -20,12 +20,14 @@ import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from '.
 import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
-import { createConsole, createSourceSettings } from './console/index.js'
+import { createConsole, createSourceSettings, memorySettings } from './console/index.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
+import { QueueBus } from './state/bus.js'
 import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
+import { queueSettings } from './state/shared-settings.js'
 import { SharedState } from './state/shared-state.js'
 import { Tally } from './stats.js'
 
@@ -112,6 +114,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const destinations = new Map<string, WebhookDestination>(
     sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
   )
+  // With a queue server, its bus tells every process of settings changes.
+  const bus = config.queue ? new QueueBus(config.queue, config.onError) : undefined
   const queueOptions = {
     destinations,
     concurrency: config.deliveryConcurrency,
@@ -143,7 +147,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     return { requests, rejected, metrics, lastReceivedAt, ...totals, ...queue.counts() }
   }
 
-  const settings = createSourceSettings({ config, sources, queue })
+  // Console settings: the config's own store, else the queue server's (shared), else memory.
+  const store = config.settings ?? (bus ? queueSettings(bus, config.onError) : memorySettings)
+  const settings = createSourceSettings({ config, store, sources, queue })
   const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, settings, sources, queue })
   async function report(): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
@@ -164,7 +170,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
     ...(consoleContext && { record: consoleContext.recorder.accepted.bind(consoleContext.recorder) }),
   })
-  const fetch = createHandler({
+  const handle = createHandler({
     ingest,
     admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
@@ -173,12 +179,18 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     onError: config.onError,
     console: consoleContext,
   })
+  // Requests wait (once, at start) for the settings saved in a shared store, so a message is
+  // routed with them and the console shows them, and for the bus, so this process hears the others.
+  let ready = false
+  const started = Promise.all([settings.ready, bus?.ready().catch(() => {})]).then(() => void (ready = true))
+  const fetch = (request: Request) => (ready ? handle(request) : started.then(() => handle(request)))
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
     settings.close()
     consoleContext?.streams.close()
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
+    await bus?.close()
     if (queue.durable) log(drained ? 'closed: attempts in flight finished; the rest stays in the queue server' : 'closed: attempts still in flight were stopped; they stay in the queue server')
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stats: stats() }

@@ -13,6 +13,8 @@ export interface ReceivedPayload {
   signatureValid: boolean
   /** `Date.now()` when the request's body had arrived. */
   at: number
+  /** The request's headers (lowercase names). */
+  headers: Record<string, string | string[] | undefined>
 }
 
 export interface SigningReceiver {
@@ -37,7 +39,7 @@ export async function startSigningReceiver(options: {
     req.on('end', () => {
       const bytes = Buffer.concat(chunks)
       void verifySignature(bytes, req.headers['x-signature'] as string | undefined, secret).then((signatureValid) => {
-        const seen = { raw: bytes.toString('utf8'), signatureValid, at: Date.now() }
+        const seen = { raw: bytes.toString('utf8'), signatureValid, at: Date.now(), headers: req.headers }
         attempts.push(seen)
         setTimeout(() => {
           const code = status()

@@ -11,19 +11,20 @@ import { createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import { ConsoleRecorder } from './recorder.js'
-import { SourceSettings } from './settings.js'
+import { SourceSettings, type SettingsStore } from './settings.js'
 import { MessageStreams } from './stream.js'
 
 export type { ConsoleContext } from './endpoints.js'
 export type { SettingsStore, SourceView } from './settings.js'
+export { memorySettings } from './settings.js'
 
 /**
- * Each source's Webhooks settings, kept by `config.settings` and applied to the sources and the
- * queue. Made for every collector (not only one with the console): a store shared by several
- * processes brings its settings to each of them.
+ * Each source's Webhooks settings, kept by `store` and applied to the sources and the queue.
+ * Made for every collector (not only one with the console): a store shared by several processes
+ * brings its settings to each of them.
  */
-export function createSourceSettings(options: { config: ResolvedConfig; sources: SourceRuntime[]; queue: DeliveryQueue }): SourceSettings {
-  const { config, sources, queue } = options
+export function createSourceSettings(options: { config: ResolvedConfig; store: SettingsStore; sources: SourceRuntime[]; queue: DeliveryQueue }): SourceSettings {
+  const { config, store, sources, queue } = options
   return new SourceSettings(
     {
       sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
@@ -34,7 +35,7 @@ export function createSourceSettings(options: { config: ResolvedConfig; sources:
         if (destination !== undefined) queue.setDestination(source.name, destination)
       },
     },
-    config.settings,
+    store,
     config.onError,
   )
 }

@@ -57,6 +57,8 @@ export class SourceSettings {
   #writes: Promise<unknown> = Promise.resolve()
 
   readonly #stopWatching: (() => void) | undefined
+  /** Settles once the store's saved settings are applied (at once without `load`); never rejects. */
+  readonly ready: Promise<void>
 
   /** With a shared store, loads its settings (later changes wait for them) and watches it; `report` gets what fails there. */
   constructor(host: SettingsHost, readonly store: SettingsStore, report: (error: unknown) => void = () => {}) {
@@ -76,6 +78,7 @@ export class SourceSettings {
         (error: unknown) => report(new Error(`Could not load the saved console settings (${store.kind} store); the config's settings stay`, { cause: error })),
       )
     }
+    this.ready = this.#writes.then(() => {})
     this.#stopWatching = store.watch?.((name, webhooks) => {
       this.#writes = this.#writes.then(() => adopt(name, webhooks))
     })

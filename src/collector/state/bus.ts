@@ -1,0 +1,241 @@
+/**
+ * The bus: short notices that every collector process on one queue server hears (Redis pub/sub
+ * on one channel, or PostgreSQL LISTEN/NOTIFY), such as a console settings change. Notices published within 50 ms go
+ * out together in one message; a process never hears its own.
+ *
+ * Delivery is at most once, in order per sender: a process that is not connected at that moment
+ * misses what was said meanwhile (the settings themselves are read from the queue server; the
+ * console's records are a view). PostgreSQL caps a notification at 8,000 bytes, so a message
+ * holds as many notices as fit and a single notice larger than that is dropped (reported): the
+ * publishers keep their notices small.
+ *
+ * The bus has its own connection(s) to the server, which the shared settings store uses too, so
+ * it outlives the delivery queue's while the collector closes.
+ */
+import type { QueueServer } from '../config.js'
+import { parseExact, stringifyExact } from '../ingest/exact-json.js'
+
+export type BusConnection =
+  | { kind: 'redis'; redis: import('ioredis').Redis }
+  | { kind: 'postgres'; query<R>(sql: string, values?: unknown[]): Promise<R[]> }
+
+export type BusListener = (topic: string, data: unknown) => void
+
+interface Transport {
+  connection: BusConnection
+  /** Bytes a message may hold at most. */
+  limit: number
+  send(text: string): Promise<void>
+  close(): Promise<void>
+}
+
+/** Both servers accept this name (a PostgreSQL identifier: lowercase, no quoting needed). */
+const CHANNEL = 'isomorphic_analytics_bus'
+const FLUSH_MS = 50
+/** PostgreSQL's notification payload limit is 8,000 bytes; room for the envelope. */
+const POSTGRES_LIMIT = 7_800
+const REDIS_LIMIT = 1_000_000
+
+// Computed specifiers: bundlers for workers and browsers do not follow them (Node-only clients).
+const IOREDIS = 'ioredis'
+const PG = 'pg'
+
+const encoder = new TextEncoder()
+const byteLength = (text: string) => encoder.encode(text).length
+
+export class QueueBus {
+  /** This process's name on the bus (its own notices come back to it and are skipped). */
+  readonly id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`
+  readonly #listeners = new Set<BusListener>()
+  readonly #report: (error: unknown) => void
+  readonly #ready: Promise<Transport>
+  #buffer: string[] = []
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #sending: Promise<unknown> = Promise.resolve()
+  /** Settles when the notices gathered now are sent. */
+  #next: Promise<void> | undefined
+  #resolveNext: (() => void) | undefined
+  #closed = false
+  #lastReport = ''
+  #lastReportAt = 0
+
+  constructor(server: QueueServer, onError: (error: unknown) => void) {
+    this.#report = onError
+    const receive = (text: string) => this.#receive(text)
+    const fail = (where: string) => (error: Error) => this.#fail(where, error)
+    this.#ready = server.kind === 'redis' ? openRedis(server.url, receive, fail) : openPostgres(server.url, receive, fail, () => this.#closed)
+    this.#ready.catch((error: unknown) => this.#fail('connection', error as Error))
+  }
+
+  /** The bus's connection to the server (for the shared settings store). Rejects when it cannot connect. */
+  async connection(): Promise<BusConnection> {
+    return (await this.#ready).connection
+  }
+
+  /** Resolves once subscribed (notices published by others from then on are heard). */
+  async ready(): Promise<void> {
+    await this.#ready
+  }
+
+  /**
+   * Tells every other process; `now` sends at once (with what is gathered), else within 50 ms.
+   * Resolves once sent (or given up: a failure is reported, never thrown).
+   */
+  publish(topic: string, data: unknown, options: { now?: boolean } = {}): Promise<void> {
+    if (this.#closed) return Promise.resolve()
+    const sent = (this.#next ??= new Promise<void>((resolve) => (this.#resolveNext = resolve)))
+    // Exact: a message's int64 values reach the other consoles digit for digit.
+    this.#buffer.push(stringifyExact([topic, data], true))
+    if (options.now) this.#flush()
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#flush(), FLUSH_MS)
+      ;(this.#timer as { unref?: () => void }).unref?.()
+    }
+    return sent
+  }
+
+  /** Calls `listener` with each notice another process publishes; returns what stops it. */
+  subscribe(listener: BusListener): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  /** Sends what is gathered, then disconnects. */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#flush()
+    this.#closed = true
+    this.#listeners.clear()
+    await this.#sending
+    const transport = await this.#ready.catch(() => undefined)
+    await transport?.close().catch(() => {})
+  }
+
+  #flush(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    const notices = this.#buffer
+    if (notices.length === 0) return
+    this.#buffer = []
+    const done = this.#resolveNext
+    this.#next = this.#resolveNext = undefined
+    this.#sending = this.#sending.then(async () => {
+      const transport = await this.#ready
+      for (const text of pack(this.id, notices, transport.limit, (size) => this.#fail('publish', new Error(`a notice of ${size} bytes is too large for the bus; dropped`)))) {
+        await transport.send(text)
+      }
+    }).catch((error: unknown) => this.#fail('publish', error as Error)).finally(done)
+  }
+
+  #receive(text: string): void {
+    let message: { p?: unknown; n?: unknown }
+    try {
+      message = parseExact(text).value as typeof message
+    } catch {
+      return this.#fail('receive', new Error('a message that is not JSON'))
+    }
+    if (message.p === this.id || !Array.isArray(message.n)) return
+    for (const notice of message.n as unknown[]) {
+      if (!Array.isArray(notice) || typeof notice[0] !== 'string') continue
+      for (const listener of this.#listeners) {
+        try {
+          listener(notice[0], notice[1])
+        } catch (error) {
+          this.#report(error)
+        }
+      }
+    }
+  }
+
+  /** A background failure: reported once per 10 s while it repeats. */
+  #fail(where: string, error: Error): void {
+    if (this.#closed) return
+    const line = `${where}: ${error.message}`
+    const now = Date.now()
+    if (line === this.#lastReport && now - this.#lastReportAt < 10_000) return
+    this.#lastReport = line
+    this.#lastReportAt = now
+    this.#report(new Error(`The collector's queue server bus, ${line}`, { cause: error }))
+  }
+}
+
+/** Messages of at most `limit` bytes, each `{"p":id,"n":[notices…]}`; a notice too large alone is dropped. */
+function pack(id: string, notices: readonly string[], limit: number, drop: (size: number) => void): string[] {
+  const head = `{"p":${JSON.stringify(id)},"n":[`
+  const room = limit - byteLength(head) - 2
+  const messages: string[] = []
+  let current: string[] = []
+  let size = 0
+  for (const notice of notices) {
+    const bytes = byteLength(notice) + 1
+    if (bytes > room) {
+      drop(bytes)
+      continue
+    }
+    if (size + bytes > room) {
+      messages.push(`${head}${current.join(',')}]}`)
+      current = []
+      size = 0
+    }
+    current.push(notice)
+    size += bytes
+  }
+  if (current.length > 0) messages.push(`${head}${current.join(',')}]}`)
+  return messages
+}
+
+async function openRedis(url: string, receive: (text: string) => void, fail: (where: string) => (error: Error) => void): Promise<Transport> {
+  const { Redis } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')
+  const redis = new Redis(url)
+  const subscriber = redis.duplicate()
+  redis.on('error', fail('connection'))
+  subscriber.on('error', fail('subscription'))
+  subscriber.on('message', (channel: string, text: string) => channel === CHANNEL && receive(text))
+  // ioredis subscribes again by itself after a reconnection.
+  await subscriber.subscribe(CHANNEL)
+  return {
+    connection: { kind: 'redis', redis },
+    limit: REDIS_LIMIT,
+    send: async (text) => void (await redis.publish(CHANNEL, text)),
+    close: async () => void (await Promise.all([redis.quit(), subscriber.quit()])),
+  }
+}
+
+/** One client both listens and notifies; when it breaks, a new one replaces it a second later. */
+async function openPostgres(
+  url: string,
+  receive: (text: string) => void,
+  fail: (where: string) => (error: Error) => void,
+  closed: () => boolean,
+): Promise<Transport> {
+  const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
+  const Client = (pg.default ?? pg).Client
+  const connect = async (): Promise<import('pg').Client> => {
+    const client = new Client({ connectionString: url })
+    client.on('notification', (n) => n.channel === CHANNEL && n.payload !== undefined && receive(n.payload))
+    client.on('error', (error) => {
+      fail('listener')(error)
+      if (closed()) return
+      current = undefined
+      const later = () => (setTimeout(retry, 1_000) as { unref?: () => void }).unref?.()
+      const retry = () => {
+        if (!closed()) connect().then((next) => (current = next), (e: Error) => (fail('listener')(e), later()))
+      }
+      later()
+    })
+    await client.connect()
+    await client.query(`LISTEN ${CHANNEL}`)
+    return client
+  }
+  let current: import('pg').Client | undefined = await connect()
+  const client = () => {
+    if (current === undefined) throw new Error('not connected to PostgreSQL (reconnecting)')
+    return current
+  }
+  return {
+    connection: { kind: 'postgres', query: async <R>(sql: string, values?: unknown[]) => (await client().query(sql, values)).rows as R[] },
+    limit: POSTGRES_LIMIT,
+    send: async (text) => void (await client().query('SELECT pg_notify($1, $2)', [CHANNEL, text])),
+    close: async () => current?.end(),
+  }
+}
