@@ -20,7 +20,7 @@ import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from '.
 import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
-import { createConsole, createSourceSettings, memorySettings } from './console/index.js'
+import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
@@ -114,8 +114,10 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const destinations = new Map<string, WebhookDestination>(
     sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
   )
-  // With a queue server, its bus tells every process of settings changes.
+  // With a queue server, its bus tells every process of settings changes and console records.
   const bus = config.queue ? new QueueBus(config.queue, config.onError) : undefined
+  const recorder = config.adminToken === undefined ? undefined : new ConsoleRecorder()
+  const sharedConsole = recorder && bus ? shareConsole(recorder, bus) : undefined
   const queueOptions = {
     destinations,
     concurrency: config.deliveryConcurrency,
@@ -125,7 +127,13 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   }
   // The one place the delivery queue is chosen: a queue server when configured, else memory.
   const queue: DeliveryQueue = config.queue
-    ? new BullmqQueue({ ...queueOptions, server: config.queue, onError: config.onError, counters: shared! })
+    ? new BullmqQueue({
+      ...queueOptions,
+      server: config.queue,
+      onError: config.onError,
+      counters: shared!,
+      ...(sharedConsole && { traces: sharedConsole.traces }),
+    })
     : new MemoryQueue(queueOptions)
   const admin: AdminState = {
     byName,
@@ -150,7 +158,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // Console settings: the config's own store, else the queue server's (shared), else memory.
   const store = config.settings ?? (bus ? queueSettings(bus, config.onError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue })
-  const consoleContext = config.adminToken === undefined ? undefined : createConsole({ adminToken: config.adminToken, settings, sources, queue })
+  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {
@@ -168,7 +176,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     dedup: config.queue ? undefined : new RecentMessageIds(DEDUP_TTL_MS, MAX_DEDUP_ENTRIES),
     log,
     ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
-    ...(consoleContext && { record: consoleContext.recorder.accepted.bind(consoleContext.recorder) }),
+    ...(sharedConsole
+      ? { record: sharedConsole.record, traceId: sharedConsole.traceId }
+      : recorder && { record: recorder.accepted.bind(recorder) }),
   })
   const handle = createHandler({
     ingest,
@@ -190,6 +200,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     consoleContext?.streams.close()
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     const { drained, pending } = await queue.close(timeoutMs)
+    sharedConsole?.close()
     await bus?.close()
     if (queue.durable) log(drained ? 'closed: attempts in flight finished; the rest stays in the queue server' : 'closed: attempts still in flight were stopped; they stay in the queue server')
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)

@@ -2,7 +2,7 @@
  * The console as the collector sees it: `GET /console` and its assets (a page saying how to
  * enable it when there is no admin token), the console's admin endpoints under `/v1/admin/`, and
  * `createConsole`, which ties the recorder, the settings and manual retries to the sources and
- * the delivery queue.
+ * the delivery queue (and, with a queue server, to the other processes' consoles: shared.ts).
  */
 import type { ResolvedConfig } from '../config.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
@@ -10,13 +10,16 @@ import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
-import { ConsoleRecorder } from './recorder.js'
+import type { ConsoleRecorder } from './recorder.js'
 import { SourceSettings, type SettingsStore } from './settings.js'
+import type { SharedConsole } from './shared.js'
 import { MessageStreams } from './stream.js'
 
 export type { ConsoleContext } from './endpoints.js'
 export type { SettingsStore, SourceView } from './settings.js'
 export { memorySettings } from './settings.js'
+export { ConsoleRecorder } from './recorder.js'
+export { shareConsole, type SharedConsole } from './shared.js'
 
 /**
  * Each source's Webhooks settings, kept by `store` and applied to the sources and the queue.
@@ -45,9 +48,11 @@ export function createConsole(options: {
   settings: SourceSettings
   sources: SourceRuntime[]
   queue: DeliveryQueue
+  recorder: ConsoleRecorder
+  /** With a queue server: the other processes' consoles. */
+  shared?: SharedConsole
 }): ConsoleContext {
-  const { settings, sources, queue } = options
-  const recorder = new ConsoleRecorder()
+  const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
   return {
     adminToken: options.adminToken,
@@ -62,10 +67,15 @@ export function createConsole(options: {
       }
       const again = recorder.retryByHand(id)
       if (again === undefined) {
-        throw new HttpProblem(409, 'CONFLICT', `Message ${id} has not failed (its delivery is ${record.delivery.outcome}); only a failed delivery can be retried.`)
+        throw new HttpProblem(409, 'CONFLICT', record.delivery.outcome === 'failed'
+          ? `Message ${id} was accepted by another collector process and is too large to share; retry it from that process's console.`
+          : `Message ${id} has not failed (its delivery is ${record.delivery.outcome}); only a failed delivery can be retried.`)
       }
-      const { source, type, body, trace } = again
-      await queue.enqueue([{ source, type, body, trace }], { ignoreLimit: true })
+      const { source, type, body, trace, traceId } = again
+      // Durable: the other consoles hear of it before any process can attempt it; then it goes
+      // through the queue server under the same traceId (whichever process attempts it reports it).
+      if (traceId !== undefined) await shared?.retried(traceId)
+      await queue.enqueue([{ source, type, body, ...(queue.durable && traceId !== undefined ? { traceId } : { trace }) }], { ignoreLimit: true })
     },
   }
 }

@@ -3,7 +3,9 @@
  * process accepted (the live view) and of their deliveries (every attempt's outcome per URL, the
  * next retry, the outcome), plus delivered / retrying / failed counts per minute for the last
  * hour. Each change bumps a version number, so a reader asks only for what changed since its
- * last look (`changedSince`), and is told when there is a change (`subscribe`).
+ * last look (`changedSince`), and is told when there is a change (`subscribe`). With a queue
+ * server, a delivery's record is also known by its `traceId` (`traced`), under which any process
+ * reports its attempts (see console/shared.ts).
  */
 import type { UrlResult, WebhookEventType } from '../../webhooks/index.js'
 import type { DeliveryTrace } from '../delivery/queue.js'
@@ -37,11 +39,13 @@ export interface MessageRecord {
   name?: string
   userId?: string
   receivedAt: string
+  /** Accepted by another collector process on the same queue server (heard on its bus). */
+  remote?: true
   /** The message as accepted. */
   message: Record<string, unknown>
   delivery: {
     outcome: Outcome
-    /** Why it was not forwarded or was blocked. */
+    /** Why it was not forwarded or was blocked, or why its delivery is not followed. */
     reason?: string
     nextRetryAt?: string
     attempts: AttemptRecord[]
@@ -80,7 +84,12 @@ interface Entry {
   body: string | undefined
   /** Attempts made before the current round (manual retries continue the numbering). */
   offset: number
+  /** The name its attempts are reported under, in durable mode. */
+  traceId?: string
 }
+
+/** What is forwarded (the exact body, and its traceId in durable mode), or why nothing is. */
+export type Forward = { body: string | undefined; traceId?: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }
 
 const MINUTE = 60_000
 const HOUR_MINUTES = 60
@@ -97,6 +106,7 @@ function outcomeOf(result: UrlResult): UrlOutcome {
 
 export class ConsoleRecorder {
   readonly #entries = new Map<string, Entry>()
+  readonly #byTrace = new Map<string, string>()
   readonly #minutes = new Map<number, MinuteCounts>()
   readonly #limit: number
   readonly #now: () => number
@@ -125,9 +135,10 @@ export class ConsoleRecorder {
 
   /**
    * Records an accepted message. `body` is the text forwarded (absent when it is not forwarded,
-   * and then `reason` says why). Returns the trace its delivery reports to.
+   * and then `reason` says why). Returns the trace its delivery reports to. `remote`: accepted by
+   * another process; `note`: why a forwarded message's delivery is not followed.
    */
-  accepted(source: string, message: Record<string, unknown>, forward: { body: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }): DeliveryTrace {
+  accepted(source: string, message: Record<string, unknown>, forward: Forward, options: { remote?: boolean; note?: string } = {}): DeliveryTrace {
     const id = String(++this.#sequence)
     const name = message.type === 'track' ? message.event : message.name
     const record: MessageRecord = {
@@ -138,13 +149,21 @@ export class ConsoleRecorder {
       ...(typeof name === 'string' && { name }),
       ...(typeof message.userId === 'string' && { userId: message.userId }),
       receivedAt: typeof message.receivedAt === 'string' ? message.receivedAt : new Date(this.#now()).toISOString(),
+      ...(options.remote && { remote: true as const }),
       message,
       delivery: 'body' in forward
-        ? { outcome: 'queued', attempts: [] }
+        ? { outcome: 'queued', ...(options.note !== undefined && { reason: options.note }), attempts: [] }
         : { outcome: forward.outcome, reason: forward.reason, attempts: [] },
     }
-    this.#entries.set(id, { record, body: 'body' in forward ? forward.body : undefined, offset: 0 })
-    if (this.#entries.size > this.#limit) this.#entries.delete(this.#entries.keys().next().value!)
+    const traceId = 'body' in forward ? forward.traceId : undefined
+    this.#entries.set(id, { record, body: 'body' in forward ? forward.body : undefined, offset: 0, ...(traceId !== undefined && { traceId }) })
+    if (traceId !== undefined) this.#byTrace.set(traceId, id)
+    if (this.#entries.size > this.#limit) {
+      const oldest = this.#entries.keys().next().value!
+      const { traceId: gone } = this.#entries.get(oldest)!
+      if (gone !== undefined) this.#byTrace.delete(gone)
+      this.#entries.delete(oldest)
+    }
     this.#changed()
     return this.#trace(id)
   }
@@ -160,21 +179,38 @@ export class ConsoleRecorder {
     return this.#entries.get(id)?.record
   }
 
+  /** The trace of the record known by `traceId`, or `undefined` when none is held. */
+  traced(traceId: string): DeliveryTrace | undefined {
+    const id = this.#byTrace.get(traceId)
+    return id === undefined ? undefined : this.#trace(id)
+  }
+
   /**
    * Prepares a failed delivery to go again: its record returns to `queued` and the next attempts
-   * continue its numbering. Returns the body and the trace, or `undefined` when the record is
-   * unknown (no longer held) or not failed.
+   * continue its numbering. Returns the body, the trace and the traceId (durable mode), or
+   * `undefined` when the record is unknown (no longer held), holds no body or has not failed.
    */
-  retryByHand(id: string): { source: string; type: WebhookEventType; body: string; trace: DeliveryTrace } | undefined {
+  retryByHand(id: string): { source: string; type: WebhookEventType; body: string; trace: DeliveryTrace; traceId?: string } | undefined {
     const entry = this.#entries.get(id)
     if (entry === undefined || entry.body === undefined || entry.record.delivery.outcome !== 'failed') return undefined
+    this.#reopen(entry)
+    const { record, traceId } = entry
+    return { source: record.source, type: record.type as WebhookEventType, body: entry.body, trace: this.#trace(id), ...(traceId !== undefined && { traceId }) }
+  }
+
+  /** Another process retried the delivery known by `traceId` by hand: its record here goes on too. */
+  reopened(traceId: string): void {
+    const entry = this.#entries.get(this.#byTrace.get(traceId) ?? '')
+    if (entry !== undefined) this.#reopen(entry)
+  }
+
+  #reopen(entry: Entry): void {
     const { record } = entry
     entry.offset = record.delivery.attempts.at(-1)?.attempt ?? 0
     this.#change(record, () => {
       record.delivery.outcome = 'queued'
       delete record.delivery.nextRetryAt
     })
-    return { source: record.source, type: record.type as WebhookEventType, body: entry.body, trace: this.#trace(id) }
   }
 
   /** Delivered / retrying / failed per minute, the last hour, oldest first (60 entries). */
@@ -220,15 +256,21 @@ export class ConsoleRecorder {
       }
     }
     return {
+      // Reports of several processes may arrive out of order (durable mode): attempts are kept in
+      // order of their number, and a retry never overrides what a later attempt said.
       attempt: (attempt, urls) => withRecord((entry) => {
         const { attempts } = entry.record.delivery
-        attempts.push({ attempt: entry.offset + attempt, at: new Date(this.#now()).toISOString(), results: urls.map((url) => ({ url, error: 'no answer yet' })) })
+        const number = entry.offset + attempt
+        let at = attempts.length
+        while (at > 0 && attempts[at - 1].attempt > number) at--
+        attempts.splice(at, 0, { attempt: number, at: new Date(this.#now()).toISOString(), results: urls.map((url) => ({ url, error: 'no answer yet' })) })
         if (attempts.length > MAX_ATTEMPTS) attempts.splice(0, attempts.length - MAX_ATTEMPTS)
       }),
-      retry: (_attempt, results, delayMs) => {
+      retry: (attempt, results, delayMs) => {
         this.#count('retrying')
         withRecord((entry) => {
           fill(entry, results)
+          if ((entry.record.delivery.attempts.at(-1)?.attempt ?? 0) > entry.offset + attempt) return
           entry.record.delivery.outcome = 'retrying'
           entry.record.delivery.nextRetryAt = new Date(this.#now() + delayMs).toISOString()
         })

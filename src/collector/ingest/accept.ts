@@ -41,6 +41,11 @@ export interface IngestContext {
   dedup: RecentMessageIds | undefined
   log: Logger
   onAccepted?: (batch: AcceptedBatch) => void
+  /**
+   * Durable mode with the console: names a delivery whose attempts are reported under that name
+   * (any process may make them); `undefined` when it is not followed.
+   */
+  traceId?: () => string | undefined
   /** Records each accepted message for the console; returns the trace of its delivery. */
   record?: (source: string, message: Message, forward: { body: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }) => DeliveryTrace
 }
@@ -90,7 +95,8 @@ function recordAll(
       record(source.name, message, { outcome: 'not forwarded', reason: 'a duplicate: its messageId was accepted within the last 24 hours' })
     } else {
       const delivery = deliveries[next++]
-      ;(delivery.trace as DeferredTrace).bind(record(source.name, message, delivery))
+      const trace = record(source.name, message, delivery)
+      ;(delivery.trace as DeferredTrace | undefined)?.bind(trace)
     }
   }
 }
@@ -149,12 +155,13 @@ export function createIngest(context: IngestContext): Ingest {
         }
         // Serialised here, where it is known whether the body held a bigint: these exact bytes
         // are queued, signed and sent.
+        const traceId = context.traceId?.()
         deliveries.push({
           source: source.name,
           type: message.type,
           body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
           messageId: message.messageId as string,
-          ...(record && { trace: deferredTrace() }),
+          ...(traceId !== undefined ? { traceId } : record && { trace: deferredTrace() }),
         })
       }
       const held = context.queue.enqueue(deliveries)

@@ -1,6 +1,7 @@
 /**
  * The bus: short notices that every collector process on one queue server hears (Redis pub/sub
- * on one channel, or PostgreSQL LISTEN/NOTIFY), such as a console settings change. Notices published within 50 ms go
+ * on one channel, or PostgreSQL LISTEN/NOTIFY): a console settings change, and the console's
+ * records (messages accepted, delivery attempts and outcomes). Notices published within 50 ms go
  * out together in one message; a process never hears its own.
  *
  * Delivery is at most once, in order per sender: a process that is not connected at that moment

@@ -79,4 +79,24 @@ describe('ConsoleRecorder', () => {
     state.now += 60 * 60_000
     expect(recorder.activity().every((m) => m.delivered + m.retrying + m.failed === 0)).toBe(true)
   })
+
+  it('durable mode: a record is found by its traceId (forgotten with it), and reports arriving out of order keep the attempts in order', () => {
+    const recorder = new ConsoleRecorder({ limit: 2 })
+    recorder.accepted('web', track('A'), { body: '{}', traceId: 'p.1' })
+    const url = 'http://a.test/hook'
+    const error503 = new HttpError(503, 'Service Unavailable')
+    // Attempt 2 (another process) is heard of before attempt 1's retry.
+    recorder.traced('p.1')!.attempt(2, [url])
+    recorder.traced('p.1')!.settled(false, [{ url, attempt: 2, status: 503, error: error503 }])
+    recorder.traced('p.1')!.attempt(1, [url])
+    recorder.traced('p.1')!.retry(1, [{ url, attempt: 1, status: 503, error: error503 }], 1_000)
+    expect(recorder.get('1')!.delivery).toMatchObject({ outcome: 'failed', attempts: [{ attempt: 1 }, { attempt: 2 }] })
+    expect(recorder.get('1')!.delivery.nextRetryAt).toBeUndefined()
+    // Another process retried it by hand: the next attempt continues the numbering here too.
+    recorder.reopened('p.1')
+    recorder.traced('p.1')!.attempt(1, [url])
+    expect(recorder.get('1')!.delivery).toMatchObject({ outcome: 'queued', attempts: [{ attempt: 1 }, { attempt: 2 }, { attempt: 3 }] })
+    for (const name of ['B', 'C']) recorder.accepted('web', track(name), { body: '{}' })
+    expect(recorder.traced('p.1')).toBeUndefined()
+  })
 })

@@ -67,6 +67,63 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
   })
 
   describe(`the console on ${name}`, () => {
+    it('a message accepted by one process shows the attempts any process made, in every console', async () => {
+      // A little slow, one attempt at a time each: both processes take a share of the deliveries.
+      const receiver = await startReceiver(() => 200, () => 20)
+      try {
+        const [a, b] = await Promise.all([collector({ WEBHOOK: receiver.url, CONCURRENCY: '1' }), collector({ WEBHOOK: receiver.url, CONCURRENCY: '1' })])
+        await listening(a, b)
+        for (let i = 0; i < 60; i += 20) expect(await send(a.url, batchText(200 + i, 20))).toBe(200)
+        const delivered = async (c: CollectorProcess) => byMessageId(await messages(c), 'm-2').filter((r) => r.delivery.outcome === 'delivered')
+        await until(async () => (await delivered(a)).length === 60, "A's console to show the 60 deliveries", 30_000)
+        for (const record of await delivered(a)) {
+          expect(record.remote).toBeUndefined()
+          expect(record.delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), results: [{ url: receiver.url, status: 200 }] }])
+        }
+        // B's console lists the messages A accepted, with the same outcome.
+        await until(async () => (await delivered(b)).length === 60, "B's console to show them too")
+        expect((await delivered(b)).every((r) => r.remote === true)).toBe(true)
+        // B made some of those attempts: A's console shows attempts made in another process.
+        const exitB = await stop(b)
+        expect((exitB.last as { report: { stats: { forwarded: number } } }).report.stats.forwarded).toBeGreaterThan(0)
+      } finally {
+        await receiver.close()
+      }
+    }, 60_000)
+
+    it('a failing URL shows its retries and the outcome; a retry by hand goes through the queue server and continues the numbering', async () => {
+      let status = 503
+      const receiver = await startReceiver(() => status)
+      try {
+        const env = { WEBHOOK: receiver.url, RETRY_WINDOW: '2500' }
+        const [a, b] = await Promise.all([collector(env), collector(env)])
+        await listening(a, b)
+        expect(await send(a.url, batchText(300, 1))).toBe(200)
+        const record = async (c: CollectorProcess) => byMessageId(await messages(c), 'm-300')[0]
+        await until(async () => (await record(a))?.delivery.outcome === 'failed', 'the delivery to fail for good', 20_000)
+        const failed = await record(a)
+        const tries = failed.delivery.attempts.length
+        expect(tries).toBeGreaterThanOrEqual(2)
+        expect(failed.delivery.attempts.map((t) => t.attempt)).toEqual(Array.from({ length: tries }, (_, i) => i + 1))
+        expect(failed.delivery.attempts.every((t) => t.results[0].status === 503)).toBe(true)
+        const activity = (await (await request(a, '/v1/admin/activity')).json()) as { minutes: Array<{ retrying: number; failed: number }> }
+        expect(activity.minutes.reduce((n, m) => n + m.retrying, 0)).toBe(tries - 1)
+        await until(async () => (await record(b))?.delivery.outcome === 'failed', "B's console to show the failure")
+
+        status = 200
+        const retry = await request(a, `/v1/admin/messages/${failed.id}/retry`, { method: 'POST' })
+        expect(retry.status).toBe(202)
+        await until(async () => (await record(a)).delivery.outcome === 'delivered', 'the retry by hand to deliver')
+        expect((await record(a)).delivery.attempts.at(-1)).toMatchObject({ attempt: tries + 1, results: [{ status: 200 }] })
+        await until(async () => (await record(b)).delivery.outcome === 'delivered', "B's console to show it delivered")
+        expect((await record(b)).delivery.attempts.at(-1)?.attempt).toBe(tries + 1)
+        expect(receiver.accepted).toHaveLength(1)
+        expect(receiver.accepted[0].signatureValid).toBe(true)
+      } finally {
+        await receiver.close()
+      }
+    }, 60_000)
+
     // Last: the settings it saves in the server would apply to the processes of any later test.
     it('settings changed through one process apply to the next message of another, survive a restart; an invalid change changes nothing anywhere', async () => {
       const before = await startReceiver(() => 200)

@@ -1,0 +1,167 @@
+/**
+ * The console with several collector processes on one queue server (durable mode): each
+ * process's console shows the messages any of them accepted and every delivery attempt,
+ * whichever process made it, through the queue server's bus (state/bus.ts).
+ *
+ * - The accepting process names each followed delivery (`traceId`, which travels with its job)
+ *   and tells the others of every message it accepts (`accepted`).
+ * - The process making an attempt reports it (the queue's `TraceSink`) to its own record of that
+ *   traceId and to the others (`trace`), which apply it to theirs.
+ * - A retry by hand goes through the durable queue under the same traceId (`retried`: the
+ *   others' records go on too, the attempts continue their numbering).
+ *
+ * Bounded: each process shares and follows at most `perSecond` (100) messages a second; past
+ * that, its own records say their delivery is not followed and the others do not see them. A
+ * notice stays small: a message whose JSON and body take more than 6,000 bytes is shared as its
+ * type, name and user only (its raw JSON, and a retry by hand, in the accepting process's console).
+ */
+import type { UrlResult } from '../../webhooks/index.js'
+import type { DeliveryTrace, TraceSink } from '../delivery/queue.js'
+import { stringifyExact } from '../ingest/exact-json.js'
+import type { QueueBus } from '../state/bus.js'
+import type { ConsoleRecorder, Forward } from './recorder.js'
+
+interface WireResult {
+  url: string
+  attempt: number
+  status?: number
+  error?: string
+  pending?: true
+}
+
+type TraceNotice = { t: string } & (
+  | { k: 'attempt'; a: number; u: string[] }
+  | { k: 'retry'; a: number; r: WireResult[]; d: number }
+  | { k: 'settled'; ok: boolean; r: WireResult[] }
+)
+
+interface AcceptedNotice {
+  /** Source, message (or its summary), body and traceId when forwarded, else outcome and reason. */
+  s: string
+  m: Record<string, unknown>
+  b?: string
+  t?: string
+  o?: 'not forwarded' | 'blocked'
+  r?: string
+}
+
+export interface SharedConsole {
+  /** A traceId for the next forwarded message, or `undefined` past this second's budget. */
+  traceId(): string | undefined
+  /** Where the delivery queue reports attempts on deliveries with a traceId. */
+  traces: TraceSink
+  /** Records an accepted message (the ingest's `record`) and tells the other processes. */
+  record(source: string, message: Record<string, unknown>, forward: Forward): DeliveryTrace
+  /** A failed delivery is retried by hand here: tells the others first (resolves once told). */
+  retried(traceId: string): Promise<void>
+  close(): void
+}
+
+const MAX_SHARED_BYTES = 6_000
+const MAX_ERROR_CHARS = 300
+/** Traces heard before their message (kept for at most this many traceIds). */
+const MAX_WAITING = 1_000
+
+const encoder = new TextEncoder()
+const toWire = (r: UrlResult): WireResult => ({
+  url: r.url,
+  attempt: r.attempt,
+  ...(r.status !== undefined && { status: r.status }),
+  ...(r.error !== undefined && { error: r.error.message.slice(0, MAX_ERROR_CHARS) }),
+  ...(r.pending && { pending: true as const }),
+})
+const fromWire = ({ error, ...r }: WireResult): UrlResult => ({ ...r, ...(error !== undefined && { error: new Error(error) as UrlResult['error'] }) })
+
+function replay(n: TraceNotice): (trace: DeliveryTrace) => void {
+  if (n.k === 'attempt') return (t) => t.attempt(n.a, n.u)
+  if (n.k === 'retry') return (t) => t.retry(n.a, n.r.map(fromWire), n.d)
+  return (t) => t.settled(n.ok, n.r.map(fromWire))
+}
+
+/** The message as shared: whole, or (too large) what the live view lists. */
+function shareable(source: string, message: Record<string, unknown>, forward: Forward & { traceId?: string }): AcceptedNotice {
+  const notice: AcceptedNotice = 'body' in forward
+    ? { s: source, m: message, ...(forward.body !== undefined && { b: forward.body }), ...(forward.traceId !== undefined && { t: forward.traceId }) }
+    : { s: source, m: message, o: forward.outcome, r: forward.reason }
+  const size = encoder.encode(stringifyExact(message, true)).length + (notice.b === undefined ? 0 : encoder.encode(notice.b).length)
+  if (size <= MAX_SHARED_BYTES) return notice
+  const { type, event, name, userId, messageId, receivedAt } = message
+  delete notice.b
+  notice.m = { type, event, name, userId, messageId, receivedAt, note: `${size} bytes: shown in the console of the collector process that accepted it` }
+  return notice
+}
+
+export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: { perSecond?: number; now?: () => number } = {}): SharedConsole {
+  const perSecond = options.perSecond ?? 100
+  const notFollowed = `delivered from the queue server; not followed (more than ${perSecond} messages a second here)`
+  const now = options.now ?? Date.now
+  let second = 0
+  let used = 0
+  const take = () => {
+    const current = Math.floor(now() / 1000)
+    if (current !== second) (second = current), (used = 0)
+    return used++ < perSecond
+  }
+  let sequence = 0
+  const waiting = new Map<string, Array<(trace: DeliveryTrace) => void>>()
+
+  const apply = (traceId: string, call: (trace: DeliveryTrace) => void) => {
+    const trace = recorder.traced(traceId)
+    if (trace) return call(trace)
+    let calls = waiting.get(traceId)
+    if (calls === undefined) {
+      waiting.set(traceId, (calls = []))
+      if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value!)
+    }
+    calls.push(call)
+  }
+  const known = (traceId: string | undefined) => {
+    const calls = traceId === undefined ? undefined : waiting.get(traceId)
+    const trace = calls && recorder.traced(traceId!)
+    if (!trace) return
+    waiting.delete(traceId!)
+    for (const call of calls!) call(trace)
+  }
+
+  const stop = bus.subscribe((topic, data) => {
+    if (topic === 'accepted') {
+      const n = data as AcceptedNotice
+      if (typeof n?.s !== 'string' || typeof n.m !== 'object' || n.m === null) return
+      recorder.accepted(n.s, n.m, n.o ? { outcome: n.o, reason: String(n.r) } : { body: n.b, ...(n.t !== undefined && { traceId: n.t }) }, { remote: true })
+      known(n.t)
+    } else if (topic === 'trace') {
+      const n = data as TraceNotice
+      if (typeof n?.t === 'string') apply(n.t, replay(n))
+    } else if (topic === 'retried') {
+      const n = data as { t?: unknown }
+      if (typeof n?.t === 'string') recorder.reopened(n.t)
+    }
+  })
+
+  return {
+    traceId: () => (take() ? `${bus.id}.${++sequence}` : undefined),
+    traces(traceId) {
+      const tell = (notice: TraceNotice) => {
+        apply(traceId, replay(notice))
+        bus.publish('trace', notice)
+      }
+      return {
+        attempt: (a, urls) => tell({ t: traceId, k: 'attempt', a, u: [...urls] }),
+        retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: results.map(toWire), d }),
+        settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: results.map(toWire) }),
+      }
+    },
+    record(source, message, forward) {
+      // A forwarded message took its share of the budget with its traceId; another one takes it here.
+      const shared = 'body' in forward ? forward.traceId !== undefined : take()
+      const trace = recorder.accepted(source, message, forward, 'body' in forward && !shared ? { note: notFollowed } : {})
+      if (shared) {
+        bus.publish('accepted', shareable(source, message, forward))
+        known('body' in forward ? forward.traceId : undefined)
+      }
+      return trace
+    },
+    retried: (traceId) => bus.publish('retried', { t: traceId }, { now: true }),
+    close: stop,
+  }
+}
