@@ -220,7 +220,9 @@ async function openPostgres(
       current = undefined
       const later = () => (setTimeout(retry, 1_000) as { unref?: () => void }).unref?.()
       const retry = () => {
-        if (!closed()) connect().then((next) => (current = next), (e: Error) => (fail('listener')(e), later()))
+        if (closed()) return
+        // Closed meanwhile: the new client goes too.
+        connect().then((next) => (closed() ? void next.end() : (current = next)), (e: Error) => (fail('listener')(e), later()))
       }
       later()
     })
