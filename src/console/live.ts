@@ -65,7 +65,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
       h('p', { class: 'summary' },
         h('span', { class: 'type' }, record.type), ' ',
         h('strong', { class: 'name' }, record.name ?? ''), ' ',
-        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}`), ' ',
+        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}${record.remote ? ' · via another collector' : ''}`), ' ',
         h('span', { class: 'outcome' }, outcome),
         delivery.nextRetryAt ? h('span', { class: 'muted' }, ` · next retry ${time(delivery.nextRetryAt)}`) : null,
       ),
