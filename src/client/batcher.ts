@@ -1,7 +1,7 @@
 /**
  * Packs queued messages into batches that respect both limits (`flushAt` messages, 500,000 bytes
- * per request body), and assembles a batch's body from the messages' JSON strings without
- * serialising them again.
+ * per request body), and assembles a batch's body from the messages' JSON (text or UTF-8 bytes)
+ * without serialising them again.
  */
 import { MAX_BATCH_BYTES, utf8Length } from '../limits.js'
 import type { QueuedMessage } from './build-message.js'
@@ -23,9 +23,13 @@ export class BodyBuilder {
     this.overhead = utf8Length(`{"batch":[${this.#tail(SENT_AT_PLACEHOLDER)}`)
   }
 
-  build(messages: readonly QueuedMessage[], sentAt: string): string {
+  /** The body: text when the messages are queued as text, else bytes (`QueuedMessage`). */
+  build(messages: readonly QueuedMessage[], sentAt: string): string | Uint8Array<ArrayBuffer> {
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && messages.length > 0 && typeof messages[0].json !== 'string') {
+      return writeBody(messages, this.#tail(sentAt), this.size(messages))
+    }
     let body = '{"batch":['
-    for (let i = 0; i < messages.length; i++) body += (i === 0 ? '' : ',') + messages[i].json
+    for (let i = 0; i < messages.length; i++) body += (i === 0 ? '' : ',') + (messages[i].json as string)
     return body + this.#tail(sentAt)
   }
 
@@ -35,6 +39,24 @@ export class BodyBuilder {
     for (const m of messages) bytes += m.bytes
     return bytes
   }
+}
+
+/** The same body written once into a buffer of its exact size, `bytes`. */
+function writeBody(messages: readonly QueuedMessage[], tail: string, bytes: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(bytes)
+  const encoder = new TextEncoder()
+  let at = encoder.encodeInto('{"batch":[', out).written
+  for (let i = 0; i < messages.length; i++) {
+    if (i > 0) out[at++] = 0x2c // ,
+    const json = messages[i].json
+    if (typeof json === 'string') at += encoder.encodeInto(json, out.subarray(at)).written
+    else {
+      out.set(json, at)
+      at += json.length
+    }
+  }
+  encoder.encodeInto(tail, out.subarray(at))
+  return out
 }
 
 /** Splits `messages` in order into batches of at most `maxCount` messages and `maxBodyBytes` bytes. */

@@ -16,20 +16,29 @@ export interface MessageDefaults {
   integrations: Integrations | undefined
 }
 
-/** A message as the queue holds it: its JSON only (sent as is), and that JSON's UTF-8 byte length. */
+/**
+ * A message as the queue holds it: its JSON only (sent as is), as text or, on server runtimes,
+ * as its UTF-8 bytes (`queueEncoder`, src/platform/runtime.ts), and its UTF-8 byte length.
+ */
 export interface QueuedMessage {
+  json: string | Uint8Array
+  bytes: number
+}
+
+/** A built message: the object the call returns, its JSON text and that text's UTF-8 length. */
+export interface BuiltMessage {
+  message: SentMessage
   json: string
   bytes: number
 }
 
-/** A built message: the object the call returns, and its queued form. */
-export interface BuiltMessage extends QueuedMessage {
-  message: SentMessage
-}
+/** A queued message's JSON text. */
+export const jsonText = (m: QueuedMessage): string =>
+  (typeof __BROWSER__ === 'boolean' && __BROWSER__) || typeof m.json === 'string' ? (m.json as string) : new TextDecoder().decode(m.json)
 
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
-  return batch.map((m) => JSON.parse(m.json) as SentMessage)
+  return batch.map((m) => JSON.parse(jsonText(m)) as SentMessage)
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */

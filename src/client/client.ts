@@ -11,7 +11,7 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { holdProcess, onPageHide, onProcessIdleExit, queueEncoder, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
@@ -58,6 +58,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
   readonly #store: Store
+  /** Queued JSON as UTF-8 bytes on server runtimes, off the JavaScript heap (`queueEncoder`). */
+  readonly #encode = queueEncoder()
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) => this.#refuse(error))
@@ -226,8 +228,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       })
       return
     }
-    // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
-    const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
+    // The queue (and the store) keep the JSON only, as bytes where the runtime can hold them off
+    // the JavaScript heap: the object is the caller's to keep or drop.
+    const queued: QueuedMessage = { json: this.#encode ? this.#encode(built.json) : built.json, bytes: built.bytes }
     this.#queue.push(queued)
     this.#store.add(queued)
     if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)

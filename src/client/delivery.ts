@@ -41,7 +41,7 @@ const basicAuth = (writeKey: string) => {
   return `Basic ${btoa(binary)}`
 }
 
-async function gzip(body: string): Promise<Uint8Array<ArrayBuffer> | undefined> {
+async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer> | undefined> {
   if (typeof CompressionStream !== 'function') return undefined
   const stream = new Blob([body]).stream().pipeThrough(new CompressionStream('gzip'))
   return new Uint8Array(await new Response(stream).arrayBuffer())
@@ -132,7 +132,7 @@ export class Delivery {
   async #prepare(batch: QueuedMessage[]): Promise<Prepared> {
     const json = this.#bodies.build(batch, new Date().toISOString())
     const compressed = this.#options.gzip ? await gzip(json) : undefined
-    this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(json.length, 'char')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     if (!compressed) return { body: json, headers: this.#headers }
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }

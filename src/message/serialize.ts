@@ -7,7 +7,8 @@
  * `Set` (which JSON would silently turn into `{}`) is refused, naming the field.
  */
 import { MessageTooLargeError, ValidationError } from '../errors.js'
-import { MAX_DEPTH, MAX_MESSAGE_BYTES, utf8Length } from '../limits.js'
+import { MAX_DEPTH, MAX_MESSAGE_BYTES } from '../limits.js'
+import { utf8ByteLength } from '../platform/runtime.js'
 
 export interface Serialized {
   json: string
@@ -24,7 +25,7 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
   if (tooDeep(json, MAX_DEPTH)) throw tooDeepError(message)
   // A Map or Set always comes out as `{}`: only then is the message walked to find one.
   if (json.includes('{}')) refuseCollections(message, '')
-  const bytes = utf8Length(json)
+  const bytes = utf8ByteLength(json)
   if (bytes > limit) throw new MessageTooLargeError(bytes, limit)
   return { json, bytes }
 }

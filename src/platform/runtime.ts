@@ -7,6 +7,7 @@
  * `<script>` file) the guards `typeof __BROWSER__ === 'boolean' && __BROWSER__` are constant, so
  * the Node, Bun and Deno paths below are dropped from it; everywhere else they are false.
  */
+import { utf8Length } from '../limits.js'
 
 interface NodeLikeProcess {
   env?: Record<string, string | undefined>
@@ -255,6 +256,32 @@ export function platformTransport(): Transport {
     return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init))
   }
 }
+
+interface BufferLike {
+  from(text: string): Uint8Array
+  byteLength(text: string): number
+}
+
+const nodeBuffer = () => (globalThis as { Buffer?: BufferLike }).Buffer
+
+/**
+ * How the client queues a message's JSON: on server runtimes with `Buffer` (Node, Bun), as its
+ * UTF-8 bytes, which live outside the JavaScript heap (so thousands of queued messages neither
+ * grow the young generation nor fill the old one with strings waiting to be collected);
+ * `undefined` in browsers and workers, where the queue keeps the string (and a page's bodies stay
+ * text). Decided once per client.
+ */
+export const queueEncoder: () => ((text: string) => Uint8Array) | undefined =
+  typeof __BROWSER__ === 'boolean' && __BROWSER__
+    ? () => undefined
+    : () => {
+      const buffer = nodeBuffer()
+      return buffer && !isBrowserLike() ? (text) => buffer.from(text) : undefined
+    }
+
+/** Exact UTF-8 byte length: `Buffer.byteLength` where it exists (a native count), else `utf8Length`. */
+export const utf8ByteLength: (text: string) => number =
+  typeof __BROWSER__ === 'boolean' && __BROWSER__ ? utf8Length : (text) => nodeBuffer()?.byteLength(text) ?? utf8Length(text)
 
 /** RFC 4122 version 4 UUID; works where `crypto.randomUUID` is missing (insecure http pages). */
 export function randomUUID(): string {

@@ -10,11 +10,16 @@ const queued = (bytes: number, id = 'm'): QueuedMessage => {
   return { json, bytes: utf8Length(json) }
 }
 
+/** The same message queued as its UTF-8 bytes, as the client does where `Buffer` exists. */
+const asBytes = (m: QueuedMessage): QueuedMessage => ({ json: new TextEncoder().encode(m.json as string), bytes: m.bytes })
+const text = (body: string | Uint8Array): string => (typeof body === 'string' ? body : new TextDecoder().decode(body))
+
 describe('BodyBuilder', () => {
   it('assembles the envelope from the message strings; size() is its exact UTF-8 length', () => {
     const bodies = new BodyBuilder('key', false)
     const messages = [queued(50, 'a'), queued(80, 'é😀'), queued(30, 'c')]
-    const body = bodies.build(messages, '2026-11-22T10:00:00.000Z')
+    const body = bodies.build(messages, '2026-11-22T10:00:00.000Z') as string
+    expect(typeof body).toBe('string')
     const parsed = JSON.parse(body)
     expect(Object.keys(parsed)).toEqual(['batch', 'sentAt', 'context'])
     expect(parsed.batch.map((m: { id: string }) => m.id)).toEqual(['a', 'é😀', 'c'])
@@ -25,9 +30,21 @@ describe('BodyBuilder', () => {
     expect(Buffer.byteLength(bodies.build([], '2026-11-22T10:00:00.000Z'))).toBe(bodies.overhead)
   })
 
+  it('from messages queued as bytes, writes the same body as bytes, of exactly size() bytes', () => {
+    const bodies = new BodyBuilder('kéy', true)
+    const messages = [queued(50, 'a'), queued(80, 'é😀'), queued(30, 'c')]
+    const sentAt = '2026-11-22T10:00:00.000Z'
+    const body = bodies.build(messages.map(asBytes), sentAt)
+    expect(body).toBeInstanceOf(Uint8Array)
+    expect(text(body)).toBe(bodies.build(messages, sentAt))
+    expect((body as Uint8Array).byteLength).toBe(bodies.size(messages))
+    // A text entry among bytes (never mixed by the client, but handled) is encoded in place.
+    expect(text(bodies.build([asBytes(messages[0]), messages[1], asBytes(messages[2])], sentAt))).toBe(bodies.build(messages, sentAt))
+  })
+
   it('plainText adds writeKey, counted in the overhead', () => {
     const plain = new BodyBuilder('kéy"\\', true)
-    const body = plain.build([queued(40)], '2026-11-22T10:00:00.000Z')
+    const body = plain.build([queued(40)], '2026-11-22T10:00:00.000Z') as string
     expect(JSON.parse(body).writeKey).toBe('kéy"\\')
     expect(plain.size([queued(40)])).toBe(Buffer.byteLength(body))
     expect(plain.overhead).toBeGreaterThan(new BodyBuilder('kéy"\\', false).overhead)
