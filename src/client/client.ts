@@ -58,7 +58,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
   readonly #store: Store
-  /** Queued JSON as UTF-8 bytes on server runtimes, off the JavaScript heap (`queueEncoder`). */
+  /** Batches handed to delivery hold their JSON as UTF-8 bytes on server runtimes (`queueEncoder`). */
   readonly #encode = queueEncoder()
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
@@ -228,9 +228,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       })
       return
     }
-    // The queue (and the store) keep the JSON only, as bytes where the runtime can hold them off
-    // the JavaScript heap: the object is the caller's to keep or drop.
-    const queued: QueuedMessage = { json: this.#encode ? this.#encode(built.json) : built.json, bytes: built.bytes }
+    // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
+    const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
     this.#queue.push(queued)
     this.#store.add(queued)
     if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)
@@ -270,6 +269,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#lastFlush = Date.now()
     if (take === 0) return
     const queued = this.#queue.splice(0, take)
+    // Batches may wait a while for a connection (a backlog, retries): on server runtimes they wait
+    // as bytes off the JavaScript heap, encoded here, off the caller's stack.
+    if (this.#encode) for (const m of queued) if (typeof m.json === 'string') m.json = this.#encode(m.json)
     if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
