@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
-  defaultFetch, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
-  setBackgroundTimeout, sleep,
+  defaultFetch, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, queueEncoder, randomUUID, readDebugSetting,
+  setBackgroundTimeout, sleep, utf8ByteLength,
 } from '../../src/platform/runtime.js'
+import { utf8Length } from '../../src/limits.js'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -26,6 +27,34 @@ describe('randomUUID', () => {
     }
     vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(0xff) })
     expect(randomUUID()).toBe('ffffffff-ffff-4fff-bfff-ffffffffffff')
+  })
+})
+
+describe('UTF-8 bytes', () => {
+  const samples = ['', 'ascii {"a":1}', 'é', '€uro', '😀 pair', 'lone \ud800 high', 'lone \udc00 low', 'x'.repeat(1000) + 'ü']
+
+  it('utf8ByteLength is Buffer.byteLength where Buffer exists, and utf8Length without it: the same counts', () => {
+    for (const text of samples) expect(utf8ByteLength(text)).toBe(Buffer.byteLength(text))
+    vi.stubGlobal('Buffer', undefined)
+    for (const text of samples) expect(utf8ByteLength(text)).toBe(utf8Length(text))
+    for (const text of samples) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).byteLength)
+  })
+
+  it('queueEncoder: UTF-8 bytes on a server runtime; none in a browser page or without Buffer', () => {
+    const encode = queueEncoder()!
+    expect(new TextDecoder().decode(encode('{"a":"é😀"}'))).toBe('{"a":"é😀"}')
+    vi.stubGlobal('Buffer', undefined)
+    expect(queueEncoder()).toBeUndefined()
+    vi.unstubAllGlobals()
+    const versions = Object.getOwnPropertyDescriptor(process, 'versions')!
+    vi.stubGlobal('window', {})
+    vi.stubGlobal('document', {})
+    Object.defineProperty(process, 'versions', { ...versions, value: { ...process.versions, node: undefined } })
+    try {
+      expect(queueEncoder()).toBeUndefined()
+    } finally {
+      Object.defineProperty(process, 'versions', versions)
+    }
   })
 })
 
