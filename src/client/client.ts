@@ -271,7 +271,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     const queued = this.#queue.splice(0, take)
     // Batches may wait a while for a connection (a backlog, retries): on server runtimes they wait
     // as bytes off the JavaScript heap, encoded here, off the caller's stack.
-    if (this.#encode) for (const m of queued) if (typeof m.json === 'string') m.json = this.#encode(m.json)
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && this.#encode) for (const m of queued) if (typeof m.json === 'string') m.json = this.#encode(m.json)
     if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
