@@ -3,14 +3,11 @@
  * backend), shared by every collector process that names the same server.
  *
  * Job granularity, for ingest speed: an accepted request becomes ONE durable `batch` job holding
- * its deliveries' exact texts (added before the 200). Any process's worker fans it out, off the
- * request path, into one `deliver` job per payload (ids derived from the batch's, so a fan-out
- * redone after a crash adds nothing twice; de-duplication by (source, messageId) for 24 hours is
- * BullMQ's own, in the server). A `deliver` job makes ONE attempt (`WebhookDestination.attempt`);
- * a retry is the same job moved to the delayed set, its data carrying the attempt count, the
- * first attempt's time (the 4-hour window survives restarts) and the URLs still worth trying.
- * A process killed mid-attempt loses its job locks; another process's worker takes the jobs
- * over (at-least-once).
+ * its deliveries' exact texts (added before the 200: one round trip). Any process's worker makes
+ * the first attempt of each of its payloads, off the request path; only those to retry become
+ * `deliver` jobs (`bullmq-jobs.ts`: the attempts, the retry schedule, de-duplication and the
+ * duplicate bound after a kill). A process killed mid-attempt loses its job locks; another
+ * process's worker takes the jobs over (at-least-once).
  *
  * Counters (pending, retrying, forwarded, failed, deduplicated) live in the server too, so every
  * process reads the same numbers; `counts()` answers from a snapshot refreshed in the background.
@@ -18,10 +15,11 @@
 import type { Logger } from '../../logger.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
-import type { DeliveryTally } from '../stats.js'
-import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
-import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { SharedState } from '../state/shared-state.js'
+import type { DeliveryTally } from '../stats.js'
+import { Pacer } from './pacer.js'
+import { BATCH_JOB_OPTIONS, JobRunner, type BatchData } from './bullmq-jobs.js'
+import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
 
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
@@ -36,26 +34,6 @@ interface Opened {
   queue: Queue
   worker: Worker
   counters: SharedState
-}
-
-interface BatchData {
-  s: string
-  /** Each delivery: its type, exact body, its messageId (messages only) and its traceId (when traced). */
-  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null]>
-}
-
-interface DeliverData {
-  s: string
-  t: string
-  b: string
-  /** Attempts made so far. */
-  n: number
-  /** When the first attempt started (ms since epoch), once one has failed. */
-  f?: number
-  /** URLs (indexes) the next attempt goes to, after a partial failure. */
-  u?: number[]
-  /** The delivery's traceId, when its progress is reported (`TraceSink`). */
-  r?: string
 }
 
 // A computed specifier: bundlers for workers and browsers do not follow it (BullMQ is Node-only).
@@ -83,6 +61,7 @@ export class BullmqQueue implements DeliveryQueue {
   readonly #counters: SharedState
   readonly #traces: TraceSink | undefined
   readonly #ready: Promise<Opened>
+  readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
   #closing: Promise<DrainOutcome> | undefined
@@ -106,6 +85,7 @@ export class BullmqQueue implements DeliveryQueue {
     this.#destinations = new Map(options.destinations)
     this.#maxPending = options.maxPending
     this.#concurrency = options.concurrency
+    this.#pacer = new Pacer(options.concurrency)
     this.#tally = options.tally
     this.#log = options.log
     this.#onError = options.onError
@@ -139,7 +119,18 @@ export class BullmqQueue implements DeliveryQueue {
       maxStalledCount: 1_000_000,
       autorun: true,
     }
-    const processor = (job: Job, token?: string) => this.#process(bullmq, queue, job, token)
+    const runner = new JobRunner({
+      bullmq,
+      queue,
+      destinations: this.#destinations,
+      counters,
+      tally: this.#tally,
+      log: this.#log,
+      traces: this.#traces,
+      closing: () => this.#closing !== undefined,
+      pacer: this.#pacer,
+    })
+    const processor = (job: Job, token?: string) => runner.process(job, token)
     const worker: Worker = backend
       ? new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never, backend as never)
       : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)
@@ -188,6 +179,7 @@ export class BullmqQueue implements DeliveryQueue {
 
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true
+    this.#pacer.ingested()
     const { queue, counters } = await this.#ready
     if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
@@ -200,13 +192,13 @@ export class BullmqQueue implements DeliveryQueue {
     if (!options?.ignoreLimit) {
       for (const [source, list] of bySource) if (this.#pendingOf(source) + list.length > this.#maxPending) return false
     }
-    await queue.addBulk(
-      [...bySource].map(([source, list]) => ({
-        name: 'batch',
-        data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) } satisfies BatchData,
-        opts: { removeOnComplete: true, removeOnFail: 1000, attempts: 1 },
-      })),
-    )
+    const jobs = [...bySource].map(([source, list]) => ({
+      name: 'batch',
+      data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) } satisfies BatchData,
+      opts: BATCH_JOB_OPTIONS,
+    }))
+    if (jobs.length === 1) await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts)
+    else await queue.addBulk(jobs)
     for (const [source, list] of bySource) {
       counters.add(`${source}|pending`, list.length)
       this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
@@ -241,81 +233,6 @@ export class BullmqQueue implements DeliveryQueue {
     const { counters } = await this.#ready
     await counters.flush()
     return counters.read()
-  }
-
-  async #process(bullmq: Bullmq, queue: Queue, job: Job, token: string | undefined): Promise<void> {
-    if (job.name === 'batch') return this.#fanOut(queue, job)
-    return this.#deliver(bullmq, job, token)
-  }
-
-  async #fanOut(queue: Queue, job: Job): Promise<void> {
-    const { s: source, d } = job.data as BatchData
-    const jobs = d.map(([type, body, messageId, traceId], i) => ({
-      name: 'deliver',
-      data: { s: source, t: type, b: body, n: 0, ...(traceId != null && { r: traceId }) } satisfies DeliverData,
-      opts: {
-        jobId: `${job.id}-${i}`,
-        removeOnComplete: true,
-        removeOnFail: 1000,
-        attempts: 1,
-        ...(messageId !== null && { deduplication: { id: `${source}\u001f${messageId}`, ttl: DEDUP_TTL_MS } }),
-      },
-    }))
-    const added = await queue.addBulk(jobs)
-    const { counters } = await this.#ready
-    let duplicates = 0
-    added.forEach((j, i) => {
-      if (j.id !== jobs[i].opts.jobId) duplicates++
-    })
-    if (duplicates > 0) {
-      this.#tally.deduplicated(source, duplicates)
-      counters.add(`${source}|pending`, -duplicates)
-    }
-  }
-
-  async #deliver(bullmq: Bullmq, job: Job, token: string | undefined): Promise<void> {
-    const data = job.data as DeliverData
-    const destination = this.#destinations.get(data.s)
-    const { counters } = await this.#ready
-    if (destination === undefined) {
-      // A source this process does not know (configurations differ): leave it to one that does.
-      await job.moveToDelayed(Date.now() + 5_000, token)
-      throw new bullmq.DelayedError()
-    }
-    const attempt = data.n + 1
-    const startedAt = Date.now()
-    const trace = data.r === undefined ? undefined : this.#traces?.(data.r)
-    if (trace) {
-      const all = destination.urls
-      trace.attempt(attempt, data.u ? data.u.map((i) => all[i]).filter((url) => url !== undefined) : all)
-    }
-    const outcome = await destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) })
-    const wasRetrying = data.f !== undefined
-    if (outcome.deliveredBy >= 0) {
-      trace?.settled(true, outcome.results)
-      return this.#settled(counters, data, true, wasRetrying)
-    }
-    const first = data.f ?? startedAt
-    const delay = destination.nextRetryDelay(outcome, attempt, first)
-    if (delay === undefined) {
-      this.#log(`${data.s}: ${data.t} failed after ${attempt} attempt(s): ${outcome.error?.message ?? 'unknown'}`)
-      trace?.settled(false, outcome.results)
-      return this.#settled(counters, data, false, wasRetrying)
-    }
-    this.#tally.retried(data.s)
-    if (!wasRetrying) counters.add(`${data.s}|retrying`, 1)
-    this.#log(`${data.s}: attempt ${attempt} failed (${outcome.error?.message ?? 'unknown'}); retry in ${delay} ms`)
-    trace?.retry(attempt, outcome.results, delay)
-    await job.updateData({ ...data, n: attempt, f: first, u: outcome.retry } satisfies DeliverData)
-    await job.moveToDelayed(Date.now() + delay, token)
-    throw new bullmq.DelayedError()
-  }
-
-  #settled(counters: SharedState, data: DeliverData, delivered: boolean, wasRetrying: boolean): void {
-    if (delivered) this.#tally.forwarded(data.s)
-    else this.#tally.failed(data.s)
-    counters.add(`${data.s}|pending`, -1)
-    if (wasRetrying) counters.add(`${data.s}|retrying`, -1)
   }
 
   close(timeoutMs: number): Promise<DrainOutcome> {

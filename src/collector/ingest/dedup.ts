@@ -1,8 +1,8 @@
 /**
  * De-duplication in memory (the embedded default): the (source, messageId) pairs accepted in the
  * last 24 hours, bounded: past `maxEntries` the oldest are forgotten first, so under a flood the
- * window is shorter than 24 hours rather than memory unbounded. With a queue server, BullMQ's
- * own de-duplication (in the server, shared by every process) is used instead.
+ * window is shorter than 24 hours rather than memory unbounded. With a queue server, the ids
+ * claimed in that server (`SharedState.claim`, shared by every process) are used instead.
  */
 /** How long a (source, messageId) is remembered. */
 export const DEDUP_TTL_MS = 24 * 60 * 60 * 1000
