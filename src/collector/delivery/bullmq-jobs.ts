@@ -7,9 +7,10 @@
  *   payload whose first attempt failed and is worth retrying becomes a `deliver` job, delayed by
  *   the retry policy. Every `PROGRESS_EVERY` settled payloads, the job records which (its
  *   progress, after adding the retries scheduled so far); a re-run after its process died skips
- *   those. So the payloads a kill can deliver twice are, per job active at the kill, at most the
- *   `PROGRESS_EVERY` settled since its last record plus the one attempt in flight: with
- *   `deliveryConcurrency` C, at most C × (PROGRESS_EVERY + 1) in all.
+ *   those. So the payloads a kill can deliver twice are, per job active at the kill, those
+ *   settled since its last record and the one attempt in flight (a receiver may have taken it):
+ *   at most `PROGRESS_EVERY` per job, so with `deliveryConcurrency` C at most C × PROGRESS_EVERY
+ *   (a `deliver` job: its one attempt).
  * - `deliver` (a retry): ONE attempt; another retry is the same job moved to the delayed set, its
  *   data carrying the attempt count, the first attempt's time (the 4-hour window survives
  *   restarts) and the URLs still worth trying.

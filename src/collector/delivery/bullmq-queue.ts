@@ -17,6 +17,7 @@ import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
+import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
 import { BATCH_JOB_OPTIONS, JobRunner, type BatchData } from './bullmq-jobs.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
@@ -34,7 +35,11 @@ interface Opened {
   queue: Queue
   worker: Worker
   counters: SharedState
+  /** `batch` jobs added by concurrent requests, together (`addBulk`). */
+  adds: CoalescedWrites<BatchJob>
 }
+
+type BatchJob = { name: 'batch'; data: BatchData; opts: typeof BATCH_JOB_OPTIONS }
 
 // A computed specifier: bundlers for workers and browsers do not follow it (BullMQ is Node-only).
 const BULLMQ = 'bullmq'
@@ -145,7 +150,8 @@ export class BullmqQueue implements DeliveryQueue {
       )
     }, 250)
     ;(this.#refresh as { unref?: () => void }).unref?.()
-    return { bullmq, queue, worker, counters }
+    const adds = new CoalescedWrites<BatchJob>((jobs) => queue.addBulk(jobs))
+    return { bullmq, queue, worker, counters, adds }
   }
 
   #lastReport = ''
@@ -180,7 +186,7 @@ export class BullmqQueue implements DeliveryQueue {
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true
     this.#pacer.ingested()
-    const { queue, counters } = await this.#ready
+    const { adds, counters } = await this.#ready
     if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
@@ -192,13 +198,13 @@ export class BullmqQueue implements DeliveryQueue {
     if (!options?.ignoreLimit) {
       for (const [source, list] of bySource) if (this.#pendingOf(source) + list.length > this.#maxPending) return false
     }
-    const jobs = [...bySource].map(([source, list]) => ({
-      name: 'batch',
-      data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) } satisfies BatchData,
-      opts: BATCH_JOB_OPTIONS,
-    }))
-    if (jobs.length === 1) await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts)
-    else await queue.addBulk(jobs)
+    await adds.write(
+      [...bySource].map(([source, list]) => ({
+        name: 'batch',
+        data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
+        opts: BATCH_JOB_OPTIONS,
+      })),
+    )
     for (const [source, list] of bySource) {
       counters.add(`${source}|pending`, list.length)
       this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length

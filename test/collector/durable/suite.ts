@@ -3,7 +3,9 @@
  * collectors in child processes sharing one real server, a real receiver, SIGKILL and SIGTERM.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { PROGRESS_EVERY } from '../../../src/collector/delivery/bullmq-jobs.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
+import { tracedDeliveryReportsEachAttempt } from './traced.js'
 import { admin, batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
 
 export function durableSuite(name: string, start: () => Promise<QueueServerProcess>): void {
@@ -49,6 +51,30 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         await receiver.close()
       }
     }, 60_000)
+
+    it('SIGKILL mid-delivery (receiver up): every message arrives; duplicates ≤ what the killed job had not recorded', async () => {
+      const receiver = await startReceiver(() => 200, () => 10)
+      try {
+        // One job at a time, one attempt at a time: at the kill, its batch job has at most
+        // PROGRESS_EVERY settled payloads not recorded yet, or fewer and one attempt in flight.
+        const a = await collector({ WEBHOOK: receiver.url, CONCURRENCY: '1' })
+        for (let i = 0; i < 200; i += 20) expect(await send(a.url, batchText(40_000 + i, 20))).toBe(200)
+        await until(() => receiver.accepted.length >= 45, 'deliveries under way')
+        await stop(a, 'SIGKILL')
+        await collector({ WEBHOOK: receiver.url })
+        const arrived = () => new Set(receiver.accepted.map((r) => r.messageId).filter((id) => /^m-4\d{4}$/.test(id))).size
+        await until(() => arrived() === 200, 'all 200 messages at the receiver', 30_000, arrived)
+        const duplicates = receiver.accepted.filter((r) => /^m-4\d{4}$/.test(r.messageId)).length - 200
+        expect(duplicates).toBeLessThanOrEqual(PROGRESS_EVERY)
+        console.log(`durable/${name}: all 200 delivered after a SIGKILL mid-delivery, ${duplicates} duplicate(s) (bound ${PROGRESS_EVERY})`)
+      } finally {
+        await receiver.close()
+      }
+    }, 40_000)
+
+    it('a traced delivery reports each attempt, the retry and the outcome, first attempt included', async () => {
+      await tracedDeliveryReportsEachAttempt(server.url)
+    }, 30_000)
 
     it('two processes under load: every message delivered once, signed, int64 digits kept; a re-sent batch is de-duplicated across processes', async () => {
       const receiver = await startReceiver(() => 200)

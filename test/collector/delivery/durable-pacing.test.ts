@@ -1,0 +1,73 @@
+/**
+ * The durable mode's two in-process helpers: `Pacer` (attempts held back while this process is
+ * accepting requests) and `CoalescedWrites` (requests that arrive during a write share the next).
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { CoalescedWrites } from '../../../src/collector/delivery/coalesced-writes.js'
+import { Pacer } from '../../../src/collector/delivery/pacer.js'
+
+describe('Pacer', () => {
+  beforeEach(() => vi.useFakeTimers())
+  afterEach(() => vi.useRealTimers())
+
+  it('admits up to `concurrency` attempts, the next one when one is released', async () => {
+    const pacer = new Pacer(2, 1, 50)
+    expect(pacer.admit()).toBeUndefined()
+    expect(pacer.admit()).toBeUndefined()
+    let third = false
+    void pacer.admit()!.then(() => (third = true))
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(third).toBe(false)
+    pacer.release()
+    await Promise.resolve()
+    expect(third).toBe(true)
+  })
+
+  it('while requests are being accepted, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
+    const pacer = new Pacer(4, 1, 50)
+    pacer.ingested()
+    expect(pacer.admit()).toBeUndefined()
+    const admitted: number[] = []
+    for (const n of [2, 3, 4]) void pacer.admit()!.then(() => admitted.push(n))
+    await vi.advanceTimersByTimeAsync(30)
+    pacer.ingested()
+    await vi.advanceTimersByTimeAsync(30)
+    expect(admitted).toEqual([])
+    await vi.advanceTimersByTimeAsync(50)
+    expect(admitted).toEqual([2, 3, 4])
+  })
+})
+
+describe('CoalescedWrites', () => {
+  it('writes alone when idle; what arrives during a write goes together in the next one', async () => {
+    const writes: number[][] = []
+    const gates: Array<() => void> = []
+    const coalesced = new CoalescedWrites<number>((items) => {
+      writes.push(items)
+      return new Promise<void>((resolve) => gates.push(resolve))
+    })
+    const done: number[] = []
+    const first = coalesced.write([1]).then(() => done.push(1))
+    const second = coalesced.write([2, 3]).then(() => done.push(2))
+    const third = coalesced.write([4]).then(() => done.push(4))
+    expect(writes).toEqual([[1]])
+    gates[0]()
+    await first
+    expect(done).toEqual([1])
+    await vi.waitFor(() => expect(writes).toEqual([[1], [2, 3, 4]]))
+    gates[1]()
+    await Promise.all([second, third])
+    expect(done).toEqual([1, 2, 4])
+  })
+
+  it('a failed write rejects exactly the callers it carried; the next write goes on', async () => {
+    let calls = 0
+    const coalesced = new CoalescedWrites<string>(async (items) => {
+      if (calls++ === 0) throw new Error(`server gone (${items.join(',')})`)
+    })
+    const a = coalesced.write(['a'])
+    const b = coalesced.write(['b'])
+    await expect(a).rejects.toThrow('server gone (a)')
+    await expect(b).resolves.toBeUndefined()
+  })
+})
