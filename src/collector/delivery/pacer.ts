@@ -1,10 +1,12 @@
 /**
  * Durable mode: how many attempts a process makes at once. Up to `concurrency`; but while this
- * process is accepting requests (an enqueue within the last `quietMs`), only `busy` of them, so
- * answering senders comes first. Deliveries are safe in the queue server meanwhile, and the
- * work is the same: when the CPU is the limit, the last delivery lands no later, while ingest
- * is answered sooner. A backlog that grows under steady load meets `maxPendingDeliveries`
- * (ingest answered 503), and attempts go back to full concurrency as soon as ingest pauses.
+ * process is accepting requests (an enqueue within the last `quietMs`) AND its event loop is
+ * saturated (the CPU is the limit, not the receivers), only `busy` of them, so answering senders
+ * comes first. Deliveries are safe in the queue server meanwhile, and the work is the same: the
+ * last delivery lands no later, while ingest is answered sooner. A backlog that grows under
+ * steady load meets `maxPendingDeliveries` (ingest answered 503), and attempts go back to full
+ * concurrency as soon as ingest pauses. With slow receivers the loop is not saturated: nothing
+ * is held back.
  */
 export class Pacer {
   #active = 0
@@ -14,6 +16,7 @@ export class Pacer {
 
   constructor(
     private readonly concurrency: number,
+    private readonly saturated: () => boolean = eventLoopSaturated(),
     private readonly busy = Math.max(1, Math.floor(concurrency / 8)),
     private readonly quietMs = 50,
   ) {}
@@ -41,7 +44,7 @@ export class Pacer {
   }
 
   #limit(): number {
-    return Date.now() - this.#lastIngestAt < this.quietMs ? this.busy : this.concurrency
+    return Date.now() - this.#lastIngestAt < this.quietMs && this.saturated() ? this.busy : this.concurrency
   }
 
   #pump(): void {
@@ -57,5 +60,35 @@ export class Pacer {
       }, this.quietMs)
       ;(this.#timer as { unref?: () => void }).unref?.()
     }
+  }
+}
+
+interface Utilization {
+  idle: number
+  active: number
+  utilization: number
+}
+
+/**
+ * Whether this process's event loop was busy at least 80 % of the last 100 ms (measured when
+ * asked, at most every 100 ms). Where the runtime does not tell (no
+ * `performance.eventLoopUtilization`), never.
+ */
+export function eventLoopSaturated(): () => boolean {
+  const perf = (globalThis as { performance?: { eventLoopUtilization?: (a?: Utilization, b?: Utilization) => Utilization } }).performance
+  const measure = perf?.eventLoopUtilization?.bind(perf)
+  if (measure === undefined) return () => false
+  let last = measure()
+  let at = Date.now()
+  let saturated = false
+  return () => {
+    const now = Date.now()
+    if (now - at >= 100) {
+      const current = measure()
+      saturated = measure(current, last).utilization >= 0.8
+      last = current
+      at = now
+    }
+    return saturated
   }
 }

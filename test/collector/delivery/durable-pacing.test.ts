@@ -4,14 +4,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { CoalescedWrites } from '../../../src/collector/delivery/coalesced-writes.js'
-import { Pacer } from '../../../src/collector/delivery/pacer.js'
+import { eventLoopSaturated, Pacer } from '../../../src/collector/delivery/pacer.js'
 
 describe('Pacer', () => {
   beforeEach(() => vi.useFakeTimers())
   afterEach(() => vi.useRealTimers())
 
   it('admits up to `concurrency` attempts, the next one when one is released', async () => {
-    const pacer = new Pacer(2, 1, 50)
+    const pacer = new Pacer(2, () => true, 1, 50)
     expect(pacer.admit()).toBeUndefined()
     expect(pacer.admit()).toBeUndefined()
     let third = false
@@ -23,8 +23,8 @@ describe('Pacer', () => {
     expect(third).toBe(true)
   })
 
-  it('while requests are being accepted, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
-    const pacer = new Pacer(4, 1, 50)
+  it('while requests are being accepted on a saturated event loop, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
+    const pacer = new Pacer(4, () => true, 1, 50)
     pacer.ingested()
     expect(pacer.admit()).toBeUndefined()
     const admitted: number[] = []
@@ -35,6 +35,24 @@ describe('Pacer', () => {
     expect(admitted).toEqual([])
     await vi.advanceTimersByTimeAsync(50)
     expect(admitted).toEqual([2, 3, 4])
+  })
+
+  it('holds nothing back while requests are accepted when the event loop has time to spare (slow receivers)', () => {
+    const pacer = new Pacer(3, () => false, 1, 50)
+    pacer.ingested()
+    expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
+  })
+})
+
+describe('eventLoopSaturated', () => {
+  it('is true after ≥ 100 ms of a busy event loop, false after ≥ 100 ms of an idle one', async () => {
+    const saturated = eventLoopSaturated()
+    // Measuring the event loop itself: its own (real) time, a tenth of a second each way.
+    const spinUntil = Date.now() + 120
+    while (Date.now() < spinUntil);
+    expect(saturated()).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    expect(saturated()).toBe(false)
   })
 })
 
