@@ -140,6 +140,9 @@ export class BullmqQueue implements DeliveryQueue {
       ? new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never, backend as never)
       : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)
     worker.on('error', (error) => this.#report('queue worker', error))
+    // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
+    // runs again later, skipping what it recorded.
+    worker.on('failed', (job, error) => this.#report(`queue job ${job?.name ?? ''}`, error))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
     this.#snapshot = await counters.read()
