@@ -15,6 +15,11 @@
  *   data carrying the attempt count, the first attempt's time (the 4-hour window survives
  *   restarts) and the URLs still worth trying.
  *
+ * Closing (SIGTERM): no new attempt starts; a job hands back what it has not attempted (its
+ * progress recorded, moved to the delayed set for any process). At the drain's bound, attempts
+ * still in flight are given up on the same way, so the next process need not wait for locks to
+ * expire (such an attempt may still have reached the receiver: the duplicate bound above).
+ *
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
  * whichever process makes them.
  */
@@ -66,6 +71,9 @@ export const BATCH_JOB_OPTIONS = { ...JOB_OPTIONS, attempts: 1000, backoff: { ty
 
 type Outcome = { retry: DeliverData; delay: number } | undefined
 
+/** An attempt given up on (the process is closing): its job goes back to the server as it was. */
+const STOPPED: unique symbol = Symbol('stopped')
+
 export class JobRunner {
   constructor(
     private readonly deps: {
@@ -80,6 +88,8 @@ export class JobRunner {
       pacer: Pacer
       /** Whether the process is closing: a `batch` job then hands back what it has not attempted. */
       closing: () => boolean
+      /** Resolves at the drain's bound: attempts still in flight are given up on, their jobs handed back. */
+      stopped: Promise<void>
     },
   ) {}
 
@@ -132,6 +142,10 @@ export class JobRunner {
       }
       const [type, body, , traceId] = items[i]
       const outcome = await this.#attempt(destination, { s: source, t: type, b: body, n: 0, ...(traceId != null && { r: traceId }) })
+      if (outcome === STOPPED) {
+        await record()
+        return this.#handBack(job, token, 0)
+      }
       if (outcome) {
         // The id is derived from the batch's: re-added after a re-run, it is the same job.
         retries.push({ name: 'deliver', data: outcome.retry, opts: { ...JOB_OPTIONS, jobId: `${job.id}-${i}`, delay: outcome.delay } })
@@ -151,6 +165,7 @@ export class JobRunner {
     const destination = this.deps.destinations.get(data.s)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
     const outcome = await this.#attempt(destination, data)
+    if (outcome === STOPPED) return this.#handBack(job, token, 0)
     if (outcome === undefined) return
     await job.updateData(outcome.retry)
     await job.moveToDelayed(Date.now() + outcome.delay, token)
@@ -161,17 +176,23 @@ export class JobRunner {
    * One attempt of a delivery whose previous attempts are described by `data`: settled (counted,
    * traced) or, when another attempt is worth it, that attempt's data and delay.
    */
-  async #attempt(destination: WebhookDestination, data: DeliverData): Promise<Outcome> {
-    const { counters, tally, log } = this.deps
+  async #attempt(destination: WebhookDestination, data: DeliverData): Promise<Outcome | typeof STOPPED> {
+    const { counters, tally, log, pacer, stopped } = this.deps
+    await pacer.admit()
+    if (this.deps.closing()) {
+      pacer.release()
+      return STOPPED
+    }
     const attempt = data.n + 1
     const trace = data.r === undefined ? undefined : this.deps.traces?.(data.r)
     if (trace) {
       const all = destination.urls
       trace.attempt(attempt, data.u ? data.u.map((i) => all[i]).filter((url) => url !== undefined) : all)
     }
-    await this.deps.pacer.admit()
     const startedAt = Date.now()
-    const outcome = await destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) }).finally(() => this.deps.pacer.release())
+    const attempted = destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) }).finally(() => pacer.release())
+    const outcome = await Promise.race([attempted, stopped.then((): typeof STOPPED => STOPPED)])
+    if (outcome === STOPPED) return STOPPED
     const wasRetrying = data.f !== undefined
     const delay = outcome.deliveredBy >= 0 ? undefined : destination.nextRetryDelay(outcome, attempt, data.f ?? startedAt)
     if (delay === undefined) {

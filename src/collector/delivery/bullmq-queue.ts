@@ -70,6 +70,8 @@ export class BullmqQueue implements DeliveryQueue {
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
   #closing: Promise<DrainOutcome> | undefined
+  /** Resolves the runner's `stopped`: the drain's bound is reached. */
+  #stop: () => void = () => {}
 
   constructor(options: {
     server: QueueServer
@@ -133,6 +135,7 @@ export class BullmqQueue implements DeliveryQueue {
       log: this.#log,
       traces: this.#traces,
       closing: () => this.#closing !== undefined,
+      stopped: new Promise<void>((resolve) => (this.#stop = resolve)),
       pacer: this.#pacer,
     })
     const processor = (job: Job, token?: string) => runner.process(job, token)
@@ -262,9 +265,16 @@ export class BullmqQueue implements DeliveryQueue {
     // the server (their locks expire and another process, or the next start, takes them).
     let timer: ReturnType<typeof setTimeout> | undefined
     const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
-    const drained = await Promise.race([worker.close().then(() => true as const), bound])
+    const closed = worker.close()
+    const drained = await Promise.race([closed.then(() => true as const), bound])
     clearTimeout(timer)
-    if (!drained) void worker.close(true).catch(() => {})
+    if (!drained) {
+      // Attempts still in flight are given up on: their jobs record their progress and go back to
+      // the server at once (not after their locks expire), within the second after the bound.
+      this.#stop()
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 500))])
+      void worker.close(true).catch(() => {})
+    }
     await counters.flush().catch(() => {})
     await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
     return { drained, pending: 0 }
