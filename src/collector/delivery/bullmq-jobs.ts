@@ -108,6 +108,12 @@ export class JobRunner {
     const destination = this.deps.destinations.get(source)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
     const done = new Set((job.progress as BatchProgress | undefined)?.done ?? [])
+    if (job.attemptsStarted > 1 || job.stalledCounter > 0) {
+      // A re-run: a retry added just before its process died (progress not recorded yet) exists.
+      const { queue } = this.deps
+      const added = await Promise.all(items.map((_, i) => (done.has(i) ? undefined : queue.getJob(`${job.id}-${i}`))))
+      added.forEach((retry, i) => retry && done.add(i))
+    }
     const todo = items.flatMap((_, i) => (done.has(i) ? [] : [i]))
     // De-duplication: this job claims its ids (a re-run finds them still its own).
     const ids = todo.flatMap((i) => (items[i][2] === null ? [] : [items[i][2]]))
