@@ -125,6 +125,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     tally,
     log,
   }
+  // Settings saved in a shared store are loaded below, after the queue exists: its worker waits.
+  let settingsLoaded = () => {}
+  const startAfter = new Promise<void>((resolve) => (settingsLoaded = resolve))
   // The one place the delivery queue is chosen: a queue server when configured, else memory.
   const queue: DeliveryQueue = config.queue
     ? new BullmqQueue({
@@ -132,6 +135,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
       server: config.queue,
       onError: config.onError,
       counters: shared!,
+      startAfter,
       ...(sharedConsole && { traces: sharedConsole.traces }),
     })
     : new MemoryQueue(queueOptions)
@@ -158,6 +162,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // Console settings: the config's own store, else the queue server's (shared), else memory.
   const store = config.settings ?? (bus ? queueSettings(bus, config.onError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue })
+  void settings.ready.then(settingsLoaded)
   const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(): Promise<StatsReport> {
     const names = sources.map((s) => s.name)

@@ -65,6 +65,7 @@ export class BullmqQueue implements DeliveryQueue {
   readonly #onError: (error: unknown) => void
   readonly #counters: SharedState
   readonly #traces: TraceSink | undefined
+  readonly #startAfter: Promise<unknown>
   readonly #ready: Promise<Opened>
   readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
@@ -85,8 +86,14 @@ export class BullmqQueue implements DeliveryQueue {
     counters: SharedState
     /** Where attempts on deliveries with a `traceId` are reported. */
     traces?: TraceSink
+    /**
+     * No attempt starts before this settles: the settings saved in a shared store are applied by
+     * then, so a job taken at start goes to the saved URLs, not the config's.
+     */
+    startAfter?: Promise<unknown>
   }) {
     this.#counters = options.counters
+    this.#startAfter = options.startAfter ?? Promise.resolve()
     this.#traces = options.traces
     this.#server = options.server
     this.#destinations = new Map(options.destinations)
@@ -138,7 +145,11 @@ export class BullmqQueue implements DeliveryQueue {
       stopped: new Promise<void>((resolve) => (this.#stop = resolve)),
       pacer: this.#pacer,
     })
-    const processor = (job: Job, token?: string) => runner.process(job, token)
+    const startAfter = this.#startAfter
+    const processor = async (job: Job, token?: string) => {
+      await startAfter
+      return runner.process(job, token)
+    }
     const worker: Worker = backend
       ? new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never, backend as never)
       : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)

@@ -72,7 +72,7 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
       }
     }, 40_000)
 
-    it('a traced delivery reports each attempt, the retry and the outcome, first attempt included', async () => {
+    it('a traced delivery reports each attempt, the retry and the outcome, first attempt included; none starts before the saved settings are applied', async () => {
       await tracedDeliveryReportsEachAttempt(server.url)
     }, 30_000)
 

@@ -2,6 +2,7 @@
  * A traced delivery in the durable mode: a `BullmqQueue` built in this process on the suite's
  * real server, its `TraceSink` recording every call. The first attempt (made inside the `batch`
  * job) fails with 503, its retry (a `deliver` job) succeeds: attempt, retry, attempt, settled.
+ * No attempt starts before the queue's `startAfter` settles (the collector's saved settings).
  */
 import { expect } from 'vitest'
 import { BullmqQueue } from '../../../src/collector/delivery/bullmq-queue.js'
@@ -26,6 +27,11 @@ export async function tracedDeliveryReportsEachAttempt(url: string): Promise<voi
   const destination = new WebhookDestination({ urls: [{ url: receiver.url }], sharedSecret: SECRET, backoff: { baseMs: 50 } })
   const counters = new SharedState(server)
   const errors: unknown[] = []
+  // The gate is awaited by the job that took the delivery: `then` is how we see it waiting.
+  let release = () => {}
+  let waiting = false
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  const startAfter = { then: (...args: Parameters<Promise<void>['then']>) => ((waiting = true), gate.then(...args)) } as Promise<void>
   const queue = new BullmqQueue({
     server,
     destinations: new Map([[source, destination]]),
@@ -36,11 +42,15 @@ export async function tracedDeliveryReportsEachAttempt(url: string): Promise<voi
     onError: (error) => errors.push(error),
     counters,
     traces,
+    startAfter,
   })
   try {
     await queue.ready()
     const body = JSON.stringify({ type: 'track', event: 'Traced', userId: 'u-t', messageId: `traced-${Date.now()}` })
     expect(await queue.enqueue([{ source, type: 'track', body, messageId: JSON.parse(body).messageId, traceId: 'trace-1' }])).toBe(true)
+    await until(() => waiting, 'the worker to take the job and wait for the gate')
+    expect([calls, receiver.attempts]).toEqual([[], []])
+    release()
     await until(() => calls.some((c) => c[1] === 'settled'), 'the traced delivery to settle', 15_000)
     expect(calls).toEqual([
       ['trace-1', 'attempt', 1, [receiver.url]],
