@@ -151,7 +151,7 @@ async function main() {
 
   while (received.size < accepted) await new Promise((resolve) => setTimeout(resolve, 100))
   const duplicates = [...received.values()].reduce((sum, n) => sum + n - 1, 0)
-  console.log(`✓ all ${received.size} messages arrived (${duplicates} twice: in flight at the kill); ${badSignatures} bad signatures`)
+  console.log(`✓ all ${received.size} messages arrived (${duplicates} twice after the kill: at-least-once); ${badSignatures} bad signatures`)
 
   b.child.kill('SIGTERM')
   await new Promise((resolve) => b.child.once('exit', resolve))

@@ -70,7 +70,14 @@ export async function measure(source, resolveDir, { external = [], byFile = fals
 
 export const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`
 
-/** Every figure the README's Size section quotes, measured now. */
+/** The console's assets as served: each one's bytes and gzipped bytes, and the gzipped total. */
+async function consoleSize() {
+  const assets = await buildConsoleAssets()
+  const sizes = Object.fromEntries(Object.entries(assets).map(([name, text]) => [name, { min: Buffer.byteLength(text), gz: gzipSync(text, { level: 9 }).byteLength }]))
+  return { sizes, gz: Object.values(sizes).reduce((n, size) => n + size.gz, 0) }
+}
+
+/** Every size the README quotes (its Size section, and the console's), measured now. */
 export async function readmeFigures() {
   const total = await measure(ENTRY_SOURCE, root)
   const marginal = {}
@@ -80,15 +87,16 @@ export async function readmeFigures() {
   const own = total.perPackage.find(([name]) => name === '(own code)')?.[1] ?? 0
   const script = gzipSync(readFileSync(resolve(root, 'dist/isomorphic-analytics.global.js')), { level: 9 }).byteLength
   const version = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).version
-  return { version, min: total.min, gz: total.gz, ownPercent: Math.round((100 * own) / total.min), marginal, script }
+  return { version, min: total.min, gz: total.gz, ownPercent: Math.round((100 * own) / total.min), marginal, script, console: (await consoleSize()).gz }
 }
 
-/** README text with the Size section's figures replaced by `figures`. */
+/** README text with the sizes it quotes replaced by `figures`. */
 export function withFigures(readme, figures) {
   return readme
     .replace(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m, `| isomorphic-analytics ${figures.version} | ${kb(figures.min)} | ${kb(figures.gz)} |`)
     .replace(/our own code \(\d+% of the minified/, `our own code (${figures.ownPercent}% of the minified`)
     .replace(/everything bundled\) is [\d.]+ KB gzipped/, `everything bundled) is ${kb(figures.script)} gzipped`)
+    .replace(/no framework\), about [\d.]+ KB\s+gzipped in all/, (text) => text.replace(/[\d.]+ KB/, kb(figures.console)))
 }
 
 async function main() {
@@ -114,9 +122,7 @@ async function main() {
   })
   const ownFiles = fromSource.perPackage.filter(([path]) => path.startsWith('src/')).slice(0, 8)
   const over = total.gz > BUDGET_GZ_BYTES
-  const assets = await buildConsoleAssets()
-  const consoleSizes = Object.fromEntries(Object.entries(assets).map(([name, text]) => [name, { min: Buffer.byteLength(text), gz: gzipSync(text, { level: 9 }).byteLength }]))
-  const consoleGz = Object.values(consoleSizes).reduce((n, size) => n + size.gz, 0)
+  const { sizes: consoleSizes, gz: consoleGz } = await consoleSize()
   if (json) {
     console.log(JSON.stringify({ version, console: { ...consoleSizes, gz: consoleGz, budget: CONSOLE_BUDGET_GZ_BYTES }, min: total.min, gz: total.gz, budget: BUDGET_GZ_BYTES, perPackage: Object.fromEntries(total.perPackage), ownFiles: Object.fromEntries(ownFiles), marginalGz: Object.fromEntries(marginal) }, null, 2))
   } else {
