@@ -96,7 +96,7 @@ export function withFigures(readme, figures) {
     .replace(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m, `| isomorphic-analytics ${figures.version} | ${kb(figures.min)} | ${kb(figures.gz)} |`)
     .replace(/our own code \(\d+% of the minified/, `our own code (${figures.ownPercent}% of the minified`)
     .replace(/everything bundled\) is [\d.]+ KB gzipped/, `everything bundled) is ${kb(figures.script)} gzipped`)
-    .replace(/no framework\), about [\d.]+ KB\s+gzipped in all/, (text) => text.replace(/[\d.]+ KB/, kb(figures.console)))
+    .replace(/no framework\), about\s+[\d.]+ KB\s+gzipped in all/, (text) => text.replace(/[\d.]+ KB/, kb(figures.console)))
 }
 
 async function main() {

@@ -356,7 +356,7 @@ describe('figures in the README come from the scripts that measure them', () => 
     }
     const figures = await readmeFigures()
     // Each figure's sentence is still there for the script to find (a rewording must update it).
-    expect(README).toMatch(/no framework\), about [\d.]+ KB\s+gzipped in all/)
+    expect(README).toMatch(/no framework\), about\s+[\d.]+ KB\s+gzipped in all/)
     expect(README).toBe(withFigures(README, figures))
   }, 30_000)
 })
