@@ -4,10 +4,10 @@
  * through one process's admin endpoint reach the others and survive a restart; a delivery
  * accepted by one process and attempted by another shows its attempts in both consoles.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver } from '../../helpers/signing-receiver.js'
-import { batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
+import { batchText, onQueueServer, send, startReceiver, stop, until, type CollectorProcess } from './support.js'
 
 const NEW_SECRET = 'a-new-shared-secret-for-the-queue'
 
@@ -49,22 +49,8 @@ async function listening(...collectors: CollectorProcess[]) {
 const byMessageId = (records: MessageRecord[], prefix: string) => records.filter((r) => r.message.messageId?.startsWith(prefix))
 
 export function durableConsoleSuite(name: string, start: () => Promise<QueueServerProcess>): void {
-  let server: QueueServerProcess
-  const running: CollectorProcess[] = []
-  const collector = async (env: Record<string, string>) => {
-    const c = await startCollector({ QUEUE: server.url, ...env })
-    running.push(c)
-    return c
-  }
-  beforeAll(async () => {
-    server = await start()
-  }, 60_000)
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const server = onQueueServer(start)
+  const collector = server.collector
 
   describe(`the console on ${name}`, () => {
     it('a message accepted by one process shows the attempts any process made, in every console', async () => {

@@ -2,31 +2,15 @@
  * The durable-mode tests, run once per queue server (Redis, PostgreSQL) against the same code:
  * collectors in child processes sharing one real server, a real receiver, SIGKILL and SIGTERM.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { PROGRESS_EVERY } from '../../../src/collector/delivery/bullmq-jobs.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { tracedDeliveryReportsEachAttempt } from './traced.js'
-import { admin, batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
+import { admin, batchText, onQueueServer, send, startReceiver, stop, until, type CollectorProcess } from './support.js'
 
 export function durableSuite(name: string, start: () => Promise<QueueServerProcess>): void {
-  let server: QueueServerProcess
-  const running: CollectorProcess[] = []
-  const collector = async (env: Record<string, string>) => {
-    const c = await startCollector({ QUEUE: server.url, ...env })
-    running.push(c)
-    return c
-  }
-  beforeAll(async () => {
-    server = await start()
-  }, 60_000)
-  // Every process on the server takes jobs, and delivers with its own configuration: none may
-  // outlive its test.
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const server = onQueueServer(start)
+  const collector = server.collector
 
   describe(`durable deliveries on ${name}`, () => {
     it('SIGKILL a collector holding 3,000 accepted deliveries (receiver down); another delivers every one', async () => {

@@ -5,6 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
 const CHILD = fileURLToPath(new URL('./collector-process.mjs', import.meta.url))
@@ -107,4 +109,33 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
 export function stop(collector: CollectorProcess, signal: NodeJS.Signals = 'SIGTERM') {
   if (collector.child.exitCode === null && collector.child.signalCode === null) collector.child.kill(signal)
   return collector.exited
+}
+
+/**
+ * A suite's real queue server (started before its tests, stopped after) and the collector
+ * processes its tests start on it. Every process on the server takes jobs and delivers with its
+ * own configuration, so none may outlive its test: each is SIGKILLed after it.
+ */
+export function onQueueServer(start: () => Promise<QueueServerProcess>): { readonly url: string; collector(env: Record<string, string>): Promise<CollectorProcess> } {
+  let server: QueueServerProcess | undefined
+  const running: CollectorProcess[] = []
+  beforeAll(async () => {
+    server = await start()
+  }, 60_000)
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  return {
+    get url() {
+      return server!.url
+    },
+    async collector(env) {
+      const c = await startCollector({ QUEUE: server!.url, ...env })
+      running.push(c)
+      return c
+    },
+  }
 }
