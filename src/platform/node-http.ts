@@ -16,7 +16,7 @@
  * time (so an interceptor such as msw that patches `http.request` applies).
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http'
-import type { HttpAnswer } from './runtime.js'
+import { TRANSPORT_OF_FETCH, type HttpAnswer } from './runtime.js'
 
 export interface NodeRequestInit {
   method?: string
@@ -151,3 +151,6 @@ export async function nodeFetch(input: string | URL, init?: RequestInit): Promis
   // A 1xx final status, which a Response cannot represent, rejects here.
   return new Response(payload, { status, statusText: answer.statusText, headers: responseHeaders(answer.rawHeaders) })
 }
+
+// The webhook attempt, given `nodeFetch`, sends through `nodeRequest` itself (no `Response` built).
+Object.defineProperty(nodeFetch, TRANSPORT_OF_FETCH, { value: nodeRequest })

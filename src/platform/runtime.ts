@@ -187,6 +187,19 @@ export function onPageHide(handler: () => void): () => void {
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 /**
+ * A fetch may carry the transport it is built on under this key (`nodeFetch` carries
+ * `nodeRequest`): the webhook attempt then calls that directly and skips building a WHATWG
+ * `Response` it would only read the status, headers and text of.
+ */
+export const TRANSPORT_OF_FETCH: unique symbol = Symbol.for('isomorphic-analytics.transport')
+
+/** The transport behind `fetch` when it names one, else `fetch` itself. */
+export function transportOf(fetch: FetchLike): Transport {
+  const named = (fetch as { [TRANSPORT_OF_FETCH]?: unknown })[TRANSPORT_OF_FETCH]
+  return typeof named === 'function' ? (named as Transport) : (fetch as Transport)
+}
+
+/**
  * The default fetch, looked up at call time (so a test interceptor or polyfill installed later
  * applies). `cross-fetch` is loaded only where the runtime has no `fetch`. Its specifier is a
  * plain string, so bundlers see it; the package's `browser` field maps it to nothing, so a browser

@@ -11,7 +11,7 @@
  * and are reported `pending`), or once all have answered.
  */
 import { isAnalyticsError, TimeoutError, type AnalyticsError } from '../errors.js'
-import type { FetchLike } from '../platform/runtime.js'
+import type { Transport } from '../platform/runtime.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
@@ -47,7 +47,8 @@ export interface AttemptRequest {
   urls?: readonly number[]
   /** Each URL's outcome so far (default: none attempted); URLs not tried keep theirs. */
   previous?: readonly UrlResult[]
-  fetch: FetchLike
+  /** The user's fetch, or the transport it names (`transportOf`). */
+  fetch: Transport
   timeout: number
   now: () => number
 }

@@ -4,7 +4,7 @@
  */
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
-import { defaultFetch, type FetchLike } from '../platform/runtime.js'
+import { defaultFetch, transportOf, type FetchLike, type Transport } from '../platform/runtime.js'
 import type { BackoffOptions } from '../transport/retry-policy.js'
 import { SIGNATURE_HEADER } from './signature.js'
 
@@ -60,7 +60,8 @@ export interface ResolvedDestinationOptions {
   readonly sharedSecret: string | undefined
   readonly timeout: number
   readonly retryWindow: number
-  readonly fetch: FetchLike
+  /** The `fetch` option, or the transport it is built on (`nodeFetch`: `nodeRequest`). */
+  readonly fetch: Transport
   readonly backoff: BackoffOptions
   readonly now: () => number
   readonly random: () => number
@@ -197,7 +198,7 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
     sharedSecret,
     timeout: positiveInteger('timeout', options.timeout, WEBHOOK_DEFAULTS.timeout, 1),
     retryWindow: positiveInteger('retryWindow', options.retryWindow, WEBHOOK_DEFAULTS.retryWindow, 0),
-    fetch: fn<FetchLike>('fetch', options.fetch, defaultFetch),
+    fetch: transportOf(fn<FetchLike>('fetch', options.fetch, defaultFetch)),
     backoff: Object.freeze({ baseMs, capMs }),
     now: fn('now', options.now, () => Date.now()),
     random: fn('random', options.random, Math.random),

@@ -1,6 +1,8 @@
 import { createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeFetch } from '../../../src/collector/index.js'
+import { nodeRequest } from '../../../src/platform/node-http.js'
+import { transportOf } from '../../../src/platform/runtime.js'
 import { WebhookDestination, toWebhookPayload } from '../../../src/webhooks/index.js'
 import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from '../../webhooks/servers.js'
 
@@ -30,6 +32,17 @@ describe('nodeFetch', () => {
     expect(request.headers['x-signature']).toBe('abc')
     expect(request.headers['content-length']).toBe(String(Buffer.byteLength('{"é":1}')))
     expect(request.raw.toString('utf8')).toBe('{"é":1}')
+  })
+
+  it('a WebhookDestination given nodeFetch sends through nodeRequest (no Response built): the same status, Retry-After and reason', async () => {
+    expect(transportOf(nodeFetch)).toBe(nodeRequest)
+    const destination = new WebhookDestination({ urls: [{ url: server.url }], fetch: nodeFetch })
+    server.replies.push({ status: 429, headers: { 'retry-after': '7', 'content-type': 'application/json' }, body: '{"message":"Slow down."}' })
+    const limited = await destination.attempt(JSON.stringify(payload))
+    expect(limited).toMatchObject({ deliveredBy: -1, retry: [0], retryAfterMs: 7000 })
+    expect(limited.error?.message).toMatch(/answered 429 \(Retry-After: 7000 ms\): Slow down\./)
+    server.replies.push({ status: 204 })
+    expect(await destination.attempt(JSON.stringify(payload), { attempt: 2 })).toMatchObject({ deliveredBy: 0 })
   })
 
   it('does not follow redirects', async () => {
