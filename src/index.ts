@@ -14,4 +14,4 @@ export {
   isAnalyticsError, isClientClosedError, isConfigError, isHttpError, isMessageTooLargeError, isValidationError,
 } from './errors.js'
 export type { ErrorCode } from './errors.js'
-export type { FetchLike } from './platform/runtime.js'
+export type { FetchLike } from './platform/transport.js'

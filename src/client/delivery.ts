@@ -5,7 +5,7 @@
  */
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
 import { count, type Logger } from '../logger.js'
-import type { HttpAnswer } from '../platform/runtime.js'
+import type { HttpAnswer } from '../platform/transport.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'

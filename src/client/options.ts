@@ -8,7 +8,8 @@ import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
-import { canPersist, isBrowserLike, platformTransport, readDebugSetting, type FetchLike, type Transport } from '../platform/runtime.js'
+import { canPersist, isBrowserLike, readDebugSetting } from '../platform/runtime.js'
+import { platformTransport, type FetchLike, type Transport } from '../platform/transport.js'
 import { debugEnables } from '../logger.js'
 
 export interface ClientOptions<Events = AnyEvents> {

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
-import type { FetchLike } from '../platform/runtime.js'
+import type { FetchLike } from '../platform/transport.js'
 import type { SettingsStore } from './console/settings.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 

@@ -9,14 +9,14 @@
  * `DEPTH_ZERO_SELF_SIGNED_CERT`): callers turn them into typed errors in one place,
  * `attemptRequest` (src/transport/attempt.ts), exactly as they do for fetch's.
  *
- * The client reaches this module only through a dynamic import in src/platform/runtime.ts, on
+ * The client reaches this module only through a dynamic import in src/platform/transport.ts, on
  * Node only (see `platformTransport`), behind the `__BROWSER__` guard that drops it from the
  * browser build (`dist/index.browser.js`, the `<script>` file). The
  * `node:` modules are loaded on first use, the methods looked up on the module object at call
  * time (so an interceptor such as msw that patches `http.request` applies).
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http'
-import { TRANSPORT_OF_FETCH, type HttpAnswer } from './runtime.js'
+import { TRANSPORT_OF_FETCH, type HttpAnswer } from './transport.js'
 
 export interface NodeRequestInit {
   method?: string

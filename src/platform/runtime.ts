@@ -1,7 +1,7 @@
 /**
  * The one place that probes the runtime: timers that never keep a process alive, the `DEBUG`
- * setting, process-exit and page-hide hooks, the default fetch, and random UUIDs. Everything else
- * uses web-standard globals only.
+ * setting, process-exit and page-hide hooks, how a message is queued, and random UUIDs (how
+ * requests are sent: ./transport.ts). Everything else uses web-standard globals only.
  *
  * In the browser build (tsup defines `__BROWSER__` as `true`: `dist/index.browser.js`, the
  * `<script>` file) the guards `typeof __BROWSER__ === 'boolean' && __BROWSER__` are constant, so
@@ -184,92 +184,6 @@ export function onPageHide(handler: () => void): () => void {
   }
 }
 
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
-
-/**
- * A fetch may carry the transport it is built on under this key (`nodeFetch` carries
- * `nodeRequest`): the webhook attempt then calls that directly and skips building a WHATWG
- * `Response` it would only read the status, headers and text of.
- */
-export const TRANSPORT_OF_FETCH: unique symbol = Symbol.for('isomorphic-analytics.transport')
-
-/** The transport behind `fetch` when it names one, else `fetch` itself. */
-export function transportOf(fetch: FetchLike): Transport {
-  const named = (fetch as { [TRANSPORT_OF_FETCH]?: unknown })[TRANSPORT_OF_FETCH]
-  return typeof named === 'function' ? (named as Transport) : (fetch as Transport)
-}
-
-/**
- * The default fetch, looked up at call time (so a test interceptor or polyfill installed later
- * applies). `cross-fetch` is loaded only where the runtime has no `fetch`. Its specifier is a
- * plain string, so bundlers see it; the package's `browser` field maps it to nothing, so a browser
- * bundle never contains it (every browser the client supports has `fetch`).
- */
-export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
-  if (typeof globalThis.fetch === 'function' || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return globalThis.fetch(input, init)
-  const mod = (await import('cross-fetch')) as { default?: FetchLike }
-  if (typeof mod.default !== 'function') {
-    throw new TypeError('No global `fetch` here: pass the `fetch` option.')
-  }
-  return mod.default(input, init)
-}
-
-/** What delivery reads from an answer: the subset of `Response` that a transport must provide. */
-export interface HttpAnswer {
-  readonly status: number
-  readonly headers: { get(name: string): string | null }
-  /** The body as a stream, where the transport has one (fetch); else read it with `text()`. */
-  readonly body?: ReadableStream<Uint8Array> | null
-  text(): Promise<string>
-  arrayBuffer(): Promise<ArrayBuffer>
-}
-
-export interface TransportInit {
-  method: string
-  headers: Record<string, string>
-  body: string | Uint8Array<ArrayBuffer>
-  signal: AbortSignal
-  redirect: 'manual'
-  keepalive?: boolean
-}
-
-/** Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts). */
-export type Transport = (url: string, init: TransportInit) => Promise<HttpAnswer>
-
-/** Node itself, as opposed to Bun and Deno, which also define `process.versions.node`. */
-function isNode(): boolean {
-  const versions = g.process?.versions
-  return typeof versions?.node === 'string' && versions.bun === undefined && g.Deno === undefined
-}
-
-/**
- * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
- * and imports nothing at load), so the first request never waits for it. The browser build drops
- * it (and with it every `node:` specifier). Should it fail to load (an unusual bundle), requests
- * go through fetch instead.
- */
-let nodeTransport: Transport | undefined
-const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
-  typeof __BROWSER__ === 'boolean' && __BROWSER__
-    ? undefined
-    : isNode()
-      ? import('./node-http.js').then((mod) => (nodeTransport = mod.nodeRequest), () => undefined)
-      : undefined
-
-/**
- * The transport used when the caller passes no `fetch`: on Node, `node:http` with a keep-alive
- * pool (about a third of the CPU of the global fetch per request); elsewhere `defaultFetch`. Bun's
- * fetch is native and cheaper than its `node:http` (which is built on it), and Deno's costs the
- * same as its `node:http`, so both keep fetch (README, Performance).
- */
-export function platformTransport(): Transport {
-  if (!nodeTransportLoaded) return defaultFetch as Transport
-  return (url, init) => {
-    if (nodeTransport) return nodeTransport(url, init)
-    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init))
-  }
-}
-
 interface BufferLike {
   from(text: string): Uint8Array
   byteLength(text: string): number
@@ -295,6 +209,12 @@ export const queueEncoder: () => ((text: string) => Uint8Array) | undefined =
 /** Exact UTF-8 byte length: `Buffer.byteLength` where it exists (a native count), else `utf8Length`. */
 export const utf8ByteLength: (text: string) => number =
   typeof __BROWSER__ === 'boolean' && __BROWSER__ ? utf8Length : (text) => nodeBuffer()?.byteLength(text) ?? utf8Length(text)
+
+/** Node itself, as opposed to Bun and Deno, which also define `process.versions.node`. */
+export function isNode(): boolean {
+  const versions = g.process?.versions
+  return typeof versions?.node === 'string' && versions.bun === undefined && g.Deno === undefined
+}
 
 /** RFC 4122 version 4 UUID; works where `crypto.randomUUID` is missing (insecure http pages). */
 export function randomUUID(): string {

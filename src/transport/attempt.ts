@@ -5,7 +5,8 @@
  */
 import { AbortedError, TimeoutError } from '../errors.js'
 import { transportFailure } from './failure.js'
-import { setBackgroundTimeout, type HttpAnswer, type TransportInit } from '../platform/runtime.js'
+import { setBackgroundTimeout } from '../platform/runtime.js'
+import type { HttpAnswer, TransportInit } from '../platform/transport.js'
 
 export interface AttemptRequest {
   url: string

@@ -5,7 +5,7 @@
  * `cause`; an HTTP refusal carries its status, the server's own reason and the Retry-After used.
  */
 import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
-import type { HttpAnswer } from '../platform/runtime.js'
+import type { HttpAnswer } from '../platform/transport.js'
 
 /**
  * TLS verification failures: Node's codes (`DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`,

@@ -11,7 +11,7 @@
  * and are reported `pending`), or once all have answered.
  */
 import { isAnalyticsError, TimeoutError, type AnalyticsError } from '../errors.js'
-import type { Transport } from '../platform/runtime.js'
+import type { Transport } from '../platform/transport.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'

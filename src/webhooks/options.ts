@@ -4,7 +4,7 @@
  */
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
-import { defaultFetch, transportOf, type FetchLike, type Transport } from '../platform/runtime.js'
+import { defaultFetch, transportOf, type FetchLike, type Transport } from '../platform/transport.js'
 import type { BackoffOptions } from '../transport/retry-policy.js'
 import { SIGNATURE_HEADER } from './signature.js'
 

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
-  defaultFetch, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, queueEncoder, randomUUID, readDebugSetting,
+  isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, queueEncoder, randomUUID, readDebugSetting,
   setBackgroundTimeout, sleep, utf8ByteLength,
 } from '../../src/platform/runtime.js'
+import { defaultFetch } from '../../src/platform/transport.js'
 import { utf8Length } from '../../src/limits.js'
 
 afterEach(() => {

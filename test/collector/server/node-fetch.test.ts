@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeFetch } from '../../../src/collector/index.js'
 import { nodeRequest } from '../../../src/platform/node-http.js'
-import { transportOf } from '../../../src/platform/runtime.js'
+import { transportOf } from '../../../src/platform/transport.js'
 import { WebhookDestination, toWebhookPayload } from '../../../src/webhooks/index.js'
 import { selfSignedCertificate, startHttpsServer, startServer, type TestServer } from '../../webhooks/servers.js'
 

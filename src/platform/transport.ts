@@ -1,0 +1,88 @@
+/**
+ * How requests are sent: the `fetch` the user passes or the default one (the global fetch, else
+ * `cross-fetch`), and where no fetch is passed on Node, `node:http` with a keep-alive pool
+ * (./node-http.ts). Delivery reads answers through `HttpAnswer`, the subset of `Response` every
+ * transport provides. Same browser-build guard as ./runtime.ts.
+ */
+import { isNode } from './runtime.js'
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+
+/**
+ * A fetch may carry the transport it is built on under this key (`nodeFetch` carries
+ * `nodeRequest`): the webhook attempt then calls that directly and skips building a WHATWG
+ * `Response` it would only read the status, headers and text of.
+ */
+export const TRANSPORT_OF_FETCH: unique symbol = Symbol.for('isomorphic-analytics.transport')
+
+/** The transport behind `fetch` when it names one, else `fetch` itself. */
+export function transportOf(fetch: FetchLike): Transport {
+  const named = (fetch as { [TRANSPORT_OF_FETCH]?: unknown })[TRANSPORT_OF_FETCH]
+  return typeof named === 'function' ? (named as Transport) : (fetch as Transport)
+}
+
+/**
+ * The default fetch, looked up at call time (so a test interceptor or polyfill installed later
+ * applies). `cross-fetch` is loaded only where the runtime has no `fetch`. Its specifier is a
+ * plain string, so bundlers see it; the package's `browser` field maps it to nothing, so a browser
+ * bundle never contains it (every browser the client supports has `fetch`).
+ */
+export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
+  if (typeof globalThis.fetch === 'function' || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return globalThis.fetch(input, init)
+  const mod = (await import('cross-fetch')) as { default?: FetchLike }
+  if (typeof mod.default !== 'function') {
+    throw new TypeError('No global `fetch` here: pass the `fetch` option.')
+  }
+  return mod.default(input, init)
+}
+
+/** What delivery reads from an answer: the subset of `Response` that a transport must provide. */
+export interface HttpAnswer {
+  readonly status: number
+  readonly headers: { get(name: string): string | null }
+  /** The body as a stream, where the transport has one (fetch); else read it with `text()`. */
+  readonly body?: ReadableStream<Uint8Array> | null
+  text(): Promise<string>
+  arrayBuffer(): Promise<ArrayBuffer>
+}
+
+export interface TransportInit {
+  method: string
+  headers: Record<string, string>
+  body: string | Uint8Array<ArrayBuffer>
+  signal: AbortSignal
+  redirect: 'manual'
+  keepalive?: boolean
+}
+
+/** Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts). */
+export type Transport = (url: string, init: TransportInit) => Promise<HttpAnswer>
+
+
+/**
+ * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
+ * and imports only this module), so the first request never waits for it. The browser build drops
+ * it (and with it every `node:` specifier). Should it fail to load (an unusual bundle), requests
+ * go through fetch instead.
+ */
+let nodeTransport: Transport | undefined
+const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
+  typeof __BROWSER__ === 'boolean' && __BROWSER__
+    ? undefined
+    : isNode()
+      ? import('./node-http.js').then((mod) => (nodeTransport = mod.nodeRequest), () => undefined)
+      : undefined
+
+/**
+ * The transport used when the caller passes no `fetch`: on Node, `node:http` with a keep-alive
+ * pool (about a third of the CPU of the global fetch per request); elsewhere `defaultFetch`. Bun's
+ * fetch is native and cheaper than its `node:http` (which is built on it), and Deno's costs the
+ * same as its `node:http`, so both keep fetch (README, Performance).
+ */
+export function platformTransport(): Transport {
+  if (!nodeTransportLoaded) return defaultFetch as Transport
+  return (url, init) => {
+    if (nodeTransport) return nodeTransport(url, init)
+    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init))
+  }
+}
