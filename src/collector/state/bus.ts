@@ -15,6 +15,7 @@
  */
 import type { QueueServer } from '../config.js'
 import { parseExact, stringifyExact } from '../ingest/exact-json.js'
+import { loadPg, loadRedis } from './drivers.js'
 
 export type BusConnection =
   | { kind: 'redis'; redis: import('ioredis').Redis }
@@ -36,10 +37,6 @@ const FLUSH_MS = 50
 /** PostgreSQL's notification payload limit is 8,000 bytes; room for the envelope. */
 const POSTGRES_LIMIT = 7_800
 const REDIS_LIMIT = 1_000_000
-
-// Computed specifiers: bundlers for workers and browsers do not follow them (Node-only clients).
-const IOREDIS = 'ioredis'
-const PG = 'pg'
 
 const encoder = new TextEncoder()
 const byteLength = (text: string) => encoder.encode(text).length
@@ -186,7 +183,7 @@ function pack(id: string, notices: readonly string[], limit: number, drop: (size
 }
 
 async function openRedis(url: string, receive: (text: string) => void, fail: (where: string) => (error: Error) => void): Promise<Transport> {
-  const { Redis } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')
+  const Redis = await loadRedis()
   const redis = new Redis(url)
   const subscriber = redis.duplicate()
   redis.on('error', fail('connection'))
@@ -209,8 +206,7 @@ async function openPostgres(
   fail: (where: string) => (error: Error) => void,
   closed: () => boolean,
 ): Promise<Transport> {
-  const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
-  const Client = (pg.default ?? pg).Client
+  const { Client } = await loadPg()
   const connect = async (): Promise<import('pg').Client> => {
     const client = new Client({ connectionString: url })
     client.on('notification', (n) => n.channel === CHANNEL && n.payload !== undefined && receive(n.payload))

@@ -17,6 +17,7 @@
  * once a minute).
  */
 import type { QueueServer } from '../config.js'
+import { loadPg, loadRedis } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -180,17 +181,12 @@ class PostgresStore implements Store {
   }
 }
 
-// Computed specifiers: bundlers for workers and browsers do not follow them (Node-only clients).
-const IOREDIS = 'ioredis'
-const PG = 'pg'
-
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
-    const { Redis } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')
+    const Redis = await loadRedis()
     return new RedisStore(new Redis(server.url, { maxRetriesPerRequest: null }))
   }
-  const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
-  const Pool = (pg.default ?? pg).Pool
+  const { Pool } = await loadPg()
   const pool = new Pool({ connectionString: server.url, max: 4 })
   // Two processes starting together may both create: the loser's error is a duplicate, not a fault.
   for (const ddl of [
