@@ -26,8 +26,10 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         const arrived = () => new Set(receiver.accepted.map((r) => r.messageId)).size
         await until(() => arrived() === 3000, 'all 3,000 messages at the receiver', 30_000, arrived)
         const duplicates = receiver.accepted.length - 3000
-        // At-least-once: only a delivery in flight at the kill may arrive twice (concurrency 1).
-        expect(duplicates).toBeLessThanOrEqual(1)
+        // At-least-once: what the killed batch job had settled since its last progress record may
+        // go again (concurrency 1: one job held), e.g. a retry job its re-run no longer finds
+        // because another process already delivered and removed it. The bound README states.
+        expect(duplicates).toBeLessThanOrEqual(PROGRESS_EVERY)
         console.log(`durable/${name}: all 3,000 delivered after a SIGKILL, ${duplicates} duplicate(s)`)
         await until(async () => (await b.stats()).forwarded >= 3000, 'the shared stats to count them')
         await stop(b)
