@@ -16,3 +16,17 @@ export async function loadPg(): Promise<typeof import('pg')> {
   const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
   return pg.default ?? pg
 }
+
+/**
+ * Runs `CREATE TABLE IF NOT EXISTS` statements. Two processes starting together may both create:
+ * the loser's error is a duplicate (of the table, of its row type, or of a catalog key), not a
+ * fault, and is ignored.
+ */
+export async function createTables(query: (sql: string) => Promise<unknown>, statements: readonly string[]): Promise<void> {
+  for (const sql of statements) {
+    await query(sql).catch((error: { code?: string }) => {
+      // 42P07 duplicate_table, 42710 duplicate_object (the row type), 23505 unique_violation (catalog).
+      if (error.code !== '42P07' && error.code !== '42710' && error.code !== '23505') throw error
+    })
+  }
+}

@@ -9,6 +9,7 @@
 import type { SettingsStore } from '../console/settings.js'
 import type { SourceWebhooksConfig } from '../config.js'
 import type { BusConnection, QueueBus } from './bus.js'
+import { createTables } from './drivers.js'
 
 const HASH = 'isomorphic-analytics:settings'
 const TABLE = 'isomorphic_analytics_settings'
@@ -43,10 +44,7 @@ function rowsOf(connection: BusConnection): Rows {
 async function openRows(bus: QueueBus): Promise<Rows> {
   const connection = await bus.connection()
   if (connection.kind === 'postgres') {
-    // Two processes starting together may both create: the loser's error is a duplicate, not a fault.
-    await connection.query(`CREATE TABLE IF NOT EXISTS ${TABLE} (source text PRIMARY KEY, webhooks text NOT NULL)`).catch((error: { code?: string }) => {
-      if (error.code !== '23505' && error.code !== '42P07') throw error
-    })
+    await createTables((sql) => connection.query(sql), [`CREATE TABLE IF NOT EXISTS ${TABLE} (source text PRIMARY KEY, webhooks text NOT NULL)`])
   }
   return rowsOf(connection)
 }

@@ -17,7 +17,7 @@
  * once a minute).
  */
 import type { QueueServer } from '../config.js'
-import { loadPg, loadRedis } from './drivers.js'
+import { createTables, loadPg, loadRedis } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -188,15 +188,10 @@ async function openStore(server: QueueServer): Promise<Store> {
   }
   const { Pool } = await loadPg()
   const pool = new Pool({ connectionString: server.url, max: 4 })
-  // Two processes starting together may both create: the loser's error is a duplicate, not a fault.
-  for (const ddl of [
+  await createTables((sql) => pool.query(sql), [
     `CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, value bigint NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
-  ]) {
-    await pool.query(ddl).catch((error: { code?: string }) => {
-      if (error.code !== '23505' && error.code !== '42P07') throw error
-    })
-  }
+  ])
   return new PostgresStore(pool)
 }
