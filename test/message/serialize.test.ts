@@ -69,6 +69,10 @@ describe('isValidTimestamp', () => {
     ['2026-02-30T00:00:00Z', false], // Date.parse would roll it over to March 2nd
     ['2024-02-29T00:00:00Z', true],
     ['2023-02-29', false],
+    ['2000-02-29T00:00:00Z', true], // divisible by 400
+    ['1900-02-29T00:00:00Z', false], // by 100, not by 400
+    ['2026-04-31', false],
+    ['2026-12-31T23:59:59Z', true],
     ['2026-13-01T00:00:00Z', false],
     ['22/11/2026', false],
     ['Sun, 22 Nov 2026 10:00:00 GMT', false],
