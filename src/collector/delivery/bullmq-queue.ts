@@ -202,7 +202,18 @@ export class BullmqQueue implements DeliveryQueue {
 
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true
-    this.#pacer.ingested()
+    // Attempts yield to ingest while this runs (see `Pacer`); a refused request does not count.
+    this.#pacer.ingestStarted()
+    let accepted = false
+    try {
+      accepted = await this.#add(deliveries, options)
+      return accepted
+    } finally {
+      this.#pacer.ingestEnded(accepted)
+    }
+  }
+
+  async #add(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     const { adds, counters } = await this.#ready
     if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()

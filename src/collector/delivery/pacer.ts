@@ -1,15 +1,20 @@
 /**
  * Durable mode: how many attempts a process makes at once. Up to `concurrency`; but while this
- * process is accepting requests (an enqueue within the last `quietMs`) AND its event loop is
- * saturated (the CPU is the limit, not the receivers), only `busy` of them, so answering senders
- * comes first. Deliveries are safe in the queue server meanwhile, and the work is the same: the
- * last delivery lands no later, while ingest is answered sooner. A backlog that grows under
- * steady load meets `maxPendingDeliveries` (ingest answered 503), and attempts go back to full
- * concurrency as soon as ingest pauses. With slow receivers the loop is not saturated: nothing
- * is held back.
+ * process is taking requests in (one being added to the queue server now, or one accepted within
+ * the last `quietMs`) AND its event loop is saturated (the CPU is the limit, not the receivers),
+ * only `busy` of them (default one), so answering senders comes first. An attempt costs more
+ * CPU than accepting its message (an HTTP request and its job's bookkeeping, against a share of
+ * one queue write), so every attempt made during a burst is ingest taken away; one at a time
+ * keeps deliveries moving, never starved. Deliveries are safe in the queue server meanwhile, and
+ * the work is the same: the last delivery lands about as soon, while ingest is answered sooner. A
+ * backlog that grows under steady load meets `maxPendingDeliveries`: a request answered 503 is
+ * not taken in, so attempts go back to full concurrency within `quietMs` and the backlog drains.
+ * With slow receivers the loop is not saturated: nothing is held back.
  */
 export class Pacer {
   #active = 0
+  /** Requests being added to the queue server now. */
+  #ingesting = 0
   #waiting: Array<() => void> = []
   #lastIngestAt = Number.NEGATIVE_INFINITY
   #timer: ReturnType<typeof setTimeout> | undefined
@@ -17,13 +22,20 @@ export class Pacer {
   constructor(
     private readonly concurrency: number,
     private readonly saturated: () => boolean = eventLoopSaturated(),
-    private readonly busy = Math.max(1, Math.floor(concurrency / 8)),
+    private readonly busy = 1,
     private readonly quietMs = 50,
   ) {}
 
-  /** This process accepted a request. */
-  ingested(): void {
-    this.#lastIngestAt = Date.now()
+  /** A request's deliveries are being added to the queue server (a write can take a while under load). */
+  ingestStarted(): void {
+    this.#ingesting++
+  }
+
+  /** That write is over: `accepted` when the deliveries are in the queue server (not refused, not failed). */
+  ingestEnded(accepted: boolean): void {
+    this.#ingesting--
+    if (accepted) this.#lastIngestAt = Date.now()
+    this.#pump()
   }
 
   /** Resolves when an attempt may start; call `release()` once it has finished. */
@@ -44,7 +56,8 @@ export class Pacer {
   }
 
   #limit(): number {
-    return Date.now() - this.#lastIngestAt < this.quietMs && this.saturated() ? this.busy : this.concurrency
+    const ingesting = this.#ingesting > 0 || Date.now() - this.#lastIngestAt < this.quietMs
+    return ingesting && this.saturated() ? this.busy : this.concurrency
   }
 
   #pump(): void {

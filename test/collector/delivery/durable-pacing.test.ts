@@ -23,23 +23,51 @@ describe('Pacer', () => {
     expect(third).toBe(true)
   })
 
-  it('while requests are being accepted on a saturated event loop, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
+  it('while requests are being taken in on a saturated event loop, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
     const pacer = new Pacer(4, () => true, 1, 50)
-    pacer.ingested()
+    pacer.ingestStarted()
     expect(pacer.admit()).toBeUndefined()
     const admitted: number[] = []
     for (const n of [2, 3, 4]) void pacer.admit()!.then(() => admitted.push(n))
+    // A queue write that takes long: ingest is still under way, attempts still wait.
+    await vi.advanceTimersByTimeAsync(200)
+    expect(admitted).toEqual([])
+    pacer.ingestEnded(true)
     await vi.advanceTimersByTimeAsync(30)
-    pacer.ingested()
+    pacer.ingestStarted()
+    pacer.ingestEnded(true)
     await vi.advanceTimersByTimeAsync(30)
     expect(admitted).toEqual([])
     await vi.advanceTimersByTimeAsync(50)
     expect(admitted).toEqual([2, 3, 4])
   })
 
+  it('holds back all but one attempt by default while ingest saturates the loop (of 64)', async () => {
+    const pacer = new Pacer(64, () => true)
+    pacer.ingestStarted()
+    pacer.ingestEnded(true)
+    expect(pacer.admit()).toBeUndefined()
+    let second = false
+    void pacer.admit()!.then(() => (second = true))
+    await vi.advanceTimersByTimeAsync(10)
+    expect(second).toBe(false)
+    // The one attempt allowed finishes: the next one goes.
+    pacer.release()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(second).toBe(true)
+  })
+
+  it('a request refused (backlog full) does not hold attempts back: they drain the backlog', async () => {
+    const pacer = new Pacer(3, () => true, 1, 50)
+    pacer.ingestStarted()
+    pacer.ingestEnded(false)
+    expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
+  })
+
   it('holds nothing back while requests are accepted when the event loop has time to spare (slow receivers)', () => {
     const pacer = new Pacer(3, () => false, 1, 50)
-    pacer.ingested()
+    pacer.ingestStarted()
+    pacer.ingestEnded(true)
     expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
   })
 })
