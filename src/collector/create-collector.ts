@@ -23,6 +23,7 @@ import type { DeliveryQueue } from './delivery/queue.js'
 import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
+import { readsHeldBodies } from './http/held-bodies.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
 import { QueueBus } from './state/bus.js'
@@ -198,7 +199,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // routed with them and the console shows them, and for the bus, so this process hears the others.
   let ready = false
   const started = Promise.all([settings.ready, bus?.ready().catch(() => {})]).then(() => void (ready = true))
-  const fetch = (request: Request) => (ready ? handle(request) : started.then(() => handle(request)))
+  // Every body is read through `readBodyText`: the Node listener may hand it bodies it already holds.
+  const fetch = readsHeldBodies((request: Request) => (ready ? handle(request) : started.then(() => handle(request))))
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
     settings.close()

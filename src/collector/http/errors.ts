@@ -4,6 +4,7 @@
  * top-level `catch` of the handler (the shape of hono's `HTTPException`).
  */
 import { isMessageTooLargeError, isValidationError } from '../../errors.js'
+import { holdResponseText } from './held-bodies.js'
 
 export type HttpErrorCode =
   | 'BAD_REQUEST'
@@ -51,10 +52,10 @@ export class HttpProblem extends Error {
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  })
+  const text = JSON.stringify(body)
+  const response = new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
+  // The Node listener writes this text instead of reading the body back.
+  return holdResponseText(response, text)
 }
 
 export const badRequest = (code: HttpErrorCode, message: string, field?: string) =>

@@ -6,6 +6,7 @@
  */
 import { MAX_BATCH_BYTES } from '../../limits.js'
 import { HttpProblem, badRequest, payloadTooLarge } from './errors.js'
+import { heldRequestBody } from './held-bodies.js'
 
 type Encoding = 'identity' | 'gzip' | 'deflate'
 
@@ -52,8 +53,14 @@ export async function readBodyText(request: Request, limit: number = MAX_BATCH_B
     discard(request.body)
     throw payloadTooLarge(limit)
   }
-  if (request.body === null) return ''
-  const stream = encoding === 'identity' ? request.body : inflate(request.body, encoding, limit)
+  const held = heldRequestBody(request)
+  if (held !== undefined && encoding === 'identity') {
+    if (held.byteLength > limit) throw payloadTooLarge(limit)
+    return decodeUtf8(WHOLE, held)
+  }
+  const body = held === undefined ? request.body : (new Blob([held as Uint8Array<ArrayBuffer>]).stream() as ReadableStream<Uint8Array>)
+  if (body === null) return ''
+  const stream = encoding === 'identity' ? body : inflate(body, encoding, limit)
   const reader = stream.getReader()
   const decoder = new TextDecoder('utf-8', { fatal: true })
   let total = 0
@@ -73,9 +80,16 @@ export async function readBodyText(request: Request, limit: number = MAX_BATCH_B
   }
 }
 
-/** `TextDecoder` with `fatal` throws a TypeError on the first invalid sequence. */
+/** Decodes a whole body in one call (no state kept between calls). */
+const WHOLE = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * `TextDecoder` with `fatal` throws a TypeError on the first invalid sequence. `WHOLE` decodes
+ * `chunk` completely; another decoder, as a stream (the end: no `chunk`).
+ */
 function decodeUtf8(decoder: TextDecoder, chunk?: Uint8Array): string {
   try {
+    if (decoder === WHOLE) return decoder.decode(chunk)
     return chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true })
   } catch (error) {
     throw new HttpProblem(400, 'INVALID_ENCODING', 'Request body is not valid UTF-8.', { cause: error })

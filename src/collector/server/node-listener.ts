@@ -5,9 +5,16 @@
  * stream is written as it comes). It uses
  * only the objects Node hands it (no `node:` import), so it also plugs into an existing
  * `http.createServer`, Express or Fastify app.
+ *
+ * The collector's own handler gets a cheaper path (`../http/held-bodies.ts`): a body whose declared
+ * length is within the batch limit is read whole with Node's streams and handed over beside a
+ * bodiless `Request`, and its JSON answers are written from the text they were made of. Two web
+ * streams per request are a large share of a small request's CPU.
  * An unexpected error is reported and answered 500; it never escapes to crash the process.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { MAX_BATCH_BYTES } from '../../limits.js'
+import { heldResponseText, holdRequestBody, takesHeldBodies } from '../http/held-bodies.js'
 
 export type FetchHandler = (request: Request) => Promise<Response>
 
@@ -63,7 +70,28 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   )
 }
 
-export function toRequest(req: IncomingMessage): Request {
+/** Bodies up to this many bytes (declared by `Content-Length`) are read whole before the handler runs. */
+const HELD_BODY_LIMIT = MAX_BATCH_BYTES
+
+/** The length a request declares, when it is small enough to read whole (else `undefined`: streamed). */
+function holdableLength(req: IncomingMessage): number | undefined {
+  const method = req.method ?? 'GET'
+  if (method === 'GET' || method === 'HEAD' || req.headers['transfer-encoding'] !== undefined) return undefined
+  const declared = Number(req.headers['content-length'])
+  return Number.isInteger(declared) && declared >= 0 && declared <= HELD_BODY_LIMIT ? declared : undefined
+}
+
+/** The whole body (Node checks it against `Content-Length`); `undefined` when the client went away first. */
+function readWhole(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)))
+    req.once('close', () => !req.complete && resolve(undefined))
+  })
+}
+
+export function toRequest(req: IncomingMessage, heldBody?: Uint8Array): Request {
   const target = req.url ?? '/'
   // The URL the client used (so logs show it): the Host header when it is a plain host[:port].
   const host = req.headers.host
@@ -72,6 +100,7 @@ export function toRequest(req: IncomingMessage): Request {
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
   const method = req.method ?? 'GET'
+  if (heldBody !== undefined) return holdRequestBody(new Request(url, { method, headers }), heldBody)
   const hasBody = method !== 'GET' && method !== 'HEAD'
   return new Request(url, {
     method,
@@ -125,7 +154,8 @@ async function writeResponse(response: Response, req: IncomingMessage, res: Serv
   if (!req.complete) headers.connection = 'close'
   // Text goes out as a string: Node then writes it in one go with the headers.
   const textual = /^(?:application\/json|text\/)/i.test(headers['content-type'] ?? '')
-  const body = response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer())
+  const held = heldResponseText(response)
+  const body = held ?? (response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer()))
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)
   res.writeHead(response.status, headers)
   res.end(body)
@@ -162,6 +192,7 @@ export function createRequestListener(
   options: RequestListenerOptions = {},
 ): (req: NodeRequestLike, res: NodeResponseLike) => void {
   const handle = handlerOf(target)
+  const holdBodies = takesHeldBodies(typeof target === 'function' ? target : target.fetch)
   const onError = options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error))
   return (nodeReq, nodeRes) => {
     const [req, res] = [nodeReq as IncomingMessage, nodeRes as ServerResponse]
@@ -174,7 +205,13 @@ export function createRequestListener(
         if (FORBIDDEN_METHODS.has((req.method ?? '').toUpperCase())) {
           return plainError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported.`)
         }
-        request = toRequest(req)
+        const length = holdBodies ? holdableLength(req) : undefined
+        let held: Buffer | undefined
+        if (length !== undefined) {
+          held = await readWhole(req, length)
+          if (held === undefined) return
+        }
+        request = toRequest(req, held)
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)
         return plainError(res, 400, 'BAD_REQUEST', `Malformed request: ${reason}`)

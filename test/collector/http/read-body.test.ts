@@ -2,6 +2,7 @@ import { gzipSync, deflateSync } from 'node:zlib'
 import { describe, expect, it, vi } from 'vitest'
 import { MAX_BATCH_BYTES } from '../../../src/limits.js'
 import { createCollector } from '../../../src/collector/index.js'
+import { holdRequestBody } from '../../../src/collector/http/held-bodies.js'
 import { readBodyText } from '../../../src/collector/http/read-body.js'
 import { HttpProblem } from '../../../src/collector/http/errors.js'
 import { KEY, basic, track } from '../helpers.js'
@@ -177,5 +178,21 @@ describe('UTF-8', () => {
     const bytes = new TextEncoder().encode('{"a":"é"}').subarray(0, 7)
     const problem = await problemOf(readBodyText(request(bytes)))
     expect(problem.code).toBe('INVALID_ENCODING')
+  })
+})
+
+describe('readBodyText on a body held in memory (the Node listener read it whole)', () => {
+  const held = (bytes: Uint8Array, headers: Record<string, string> = {}) =>
+    holdRequestBody(new Request('http://c.test/v1/batch', { method: 'POST', headers }), bytes)
+
+  it('decodes it as the same text a stream gives', async () => {
+    expect(await readBodyText(held(new TextEncoder().encode('{"a":"é"}')))).toBe('{"a":"é"}')
+  })
+
+  it('applies the same limit, UTF-8 check and decompression', async () => {
+    expect((await problemOf(readBodyText(held(new Uint8Array(11)), 10))).status).toBe(413)
+    expect((await problemOf(readBodyText(held(new Uint8Array([0x7b, 0xff, 0x7d]))))).code).toBe('INVALID_ENCODING')
+    expect(await readBodyText(held(gzipSync('{"z":1}'), { 'content-encoding': 'gzip' }))).toBe('{"z":1}')
+    expect((await problemOf(readBodyText(held(gzipSync('x'.repeat(11)), { 'content-encoding': 'gzip' }), 10))).status).toBe(413)
   })
 })

@@ -68,6 +68,28 @@ describe('the Node server, over real sockets', () => {
     expect((await send('/v1/batch', { body })).status).toBe(200)
   })
 
+  it('accepts a gzip body, and a chunked one (no Content-Length: streamed, not read whole first)', async () => {
+    const gzipped = await send('/v1/batch', { body: gzipSync(Buffer.from(good)), headers: { 'content-encoding': 'gzip' } })
+    expect(gzipped.status).toBe(200)
+    const head = `POST /v1/batch HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(KEY)}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+    const bytes = Buffer.byteLength(good)
+    expect(await raw(port, `${head}${bytes.toString(16)}\r\n${good}\r\n0\r\n\r\n`)).toBe(200)
+  })
+
+  it('keeps serving after a client goes away in the middle of a body it declared', async () => {
+    await new Promise<void>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`POST /v1/batch HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(KEY)}\r\nContent-Length: 1000\r\n\r\n{"batch":[`)
+        setTimeout(() => {
+          socket.destroy()
+          resolve()
+        }, 20)
+      })
+    })
+    expect((await send('/v1/batch', { body: good })).status).toBe(200)
+    expect(errors).toEqual([])
+  })
+
   const bomb = Buffer.concat(Array.from({ length: 50 }, () => gzipSync(Buffer.alloc(10 * 1024 * 1024))))
 
   const malformed: Array<[string, () => Promise<number>, number]> = [
@@ -135,6 +157,16 @@ describe('server failure handling', () => {
       expect(((await first.json()) as any).error.code).toBe('INTERNAL')
       expect((errors[0] as Error).message).toBe('handler bug')
       expect(await (await fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })).text()).toBe('fine')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("gives a handler of its own the request body as a stream (the collector's held bodies are for its own handler)", async () => {
+    const server = await startServer(async (request) => new Response(`${request.body === null ? 'no body' : 'stream'}: ${await request.text()}`), { port: 0 })
+    try {
+      const answer = await fetch(`${server.url}/echo`, { method: 'POST', body: 'hello', headers: { 'content-length': '5' } })
+      expect(await answer.text()).toBe('stream: hello')
     } finally {
       await server.close()
     }
