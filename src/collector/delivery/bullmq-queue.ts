@@ -3,7 +3,8 @@
  * backend), shared by every collector process that names the same server.
  *
  * Job granularity, for ingest speed: an accepted request becomes ONE durable `batch` job holding
- * its deliveries' exact texts (added before the 200: one round trip). Any process's worker makes
+ * its deliveries' exact texts (added before the 200: one round trip; requests that arrive during
+ * a write share the next one, their jobs merged, see `mergeBatchJobs`). Any process's worker makes
  * the first attempt of each of its payloads, off the request path; only those to retry become
  * `deliver` jobs (`bullmq-jobs.ts`: the attempts, the retry schedule, de-duplication and the
  * duplicate bound after a kill). A process killed mid-attempt loses its job locks; another
@@ -19,7 +20,8 @@ import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
-import { BATCH_JOB_OPTIONS, JobRunner, type BatchData } from './bullmq-jobs.js'
+import { BATCH_JOB_OPTIONS, JobRunner } from './bullmq-jobs.js'
+import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
 
 type Bullmq = typeof import('bullmq')
@@ -38,8 +40,6 @@ interface Opened {
   /** `batch` jobs added by concurrent requests, together (`addBulk`). */
   adds: CoalescedWrites<BatchJob>
 }
-
-type BatchJob = { name: 'batch'; data: BatchData; opts: typeof BATCH_JOB_OPTIONS }
 
 // A computed specifier: bundlers for workers and browsers do not follow it (BullMQ is Node-only).
 const BULLMQ = 'bullmq'
@@ -167,7 +167,7 @@ export class BullmqQueue implements DeliveryQueue {
       )
     }, 250)
     ;(this.#refresh as { unref?: () => void }).unref?.()
-    const adds = new CoalescedWrites<BatchJob>((jobs) => queue.addBulk(jobs))
+    const adds = new CoalescedWrites<BatchJob>((jobs) => queue.addBulk(mergeBatchJobs(jobs)))
     return { bullmq, queue, worker, counters, adds }
   }
 
