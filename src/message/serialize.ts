@@ -60,7 +60,8 @@ function refuseCollections(value: unknown, path: string, seen = new Set<object>(
 }
 
 /** Does this JSON text nest objects and arrays more than `max` deep? (String contents are skipped.) */
-function tooDeep(json: string, max: number): boolean {
+/** Whether `json` (any JSON text) nests objects and arrays more than `max` levels. */
+export function tooDeep(json: string, max: number): boolean {
   // Depth never exceeds the number of `{` and `[`: a few native searches clear almost every message.
   let opens = 0
   for (const bracket of '{[') for (let i = json.indexOf(bracket); i >= 0 && opens <= max; i = json.indexOf(bracket, i + 1)) opens++

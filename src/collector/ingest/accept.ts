@@ -18,7 +18,7 @@ import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
 import { stringifyExact } from './exact-json.js'
 import type { RecentMessageIds } from './dedup.js'
-import { extractMessages, parseJson, type BodyKind, type Message } from './parse.js'
+import { extractMessages, parseJson, withinMessageLimits, type BodyKind, type Message } from './parse.js'
 import { integrationEnabled } from './routing.js'
 import type { PlanVerdict } from './tracking-plan.js'
 
@@ -128,7 +128,8 @@ export function createIngest(context: IngestContext): Ingest {
     const headerKey = options.keyInQuery ? writeKeyFromQuery(request) : writeKeyFromHeader(request)
     let source = headerKey === undefined ? undefined : context.lookup(headerKey)
     if (headerKey !== undefined && source === undefined) throw unknownWriteKey()
-    const { value: body, hasBigInt } = parseJson(await readBodyText(request))
+    const text = await readBodyText(request)
+    const { value: body, hasBigInt } = parseJson(text)
     if (source === undefined) {
       const key = writeKeyFromBody(body)
       if (key === undefined) throw missingWriteKey()
@@ -136,7 +137,7 @@ export function createIngest(context: IngestContext): Ingest {
       if (source === undefined) throw unknownWriteKey()
     }
     const receivedAt = new Date().toISOString()
-    const messages = extractMessages(kind, body, receivedAt, hasBigInt)
+    const messages = extractMessages(kind, body, receivedAt, hasBigInt, withinMessageLimits(text, hasBigInt))
     const violations = checkPlan(source, messages, hasBigInt, context.log)
     const blockedAt = new Map(violations.flatMap((v) => (v.blocked ? [[v.index, v.reason] as const] : [])))
     const deliveries: QueuedDelivery[] = []

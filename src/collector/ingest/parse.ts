@@ -9,8 +9,8 @@
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
 import { MessageTooLargeError } from '../../errors.js'
-import { MAX_MESSAGE_BYTES, utf8Length } from '../../limits.js'
-import { serializeMessage } from '../../message/serialize.js'
+import { MAX_DEPTH, MAX_MESSAGE_BYTES, utf8Length } from '../../limits.js'
+import { serializeMessage, tooDeep } from '../../message/serialize.js'
 import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
 import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
 import { randomUUID } from '../../platform/runtime.js'
@@ -41,6 +41,21 @@ interface Envelope {
   receivedAt: string
   /** Whether the body holds a `bigint` (an integer beyond 2^53). */
   hasBigInt: boolean
+  /** No message of this body can break the size or depth limit (`withinMessageLimits`). */
+  withinLimits: boolean
+}
+
+/**
+ * Whether no message of the body `text` can pass the 32,000-byte limit or the depth limit, so the
+ * check of each (one `JSON.stringify` per message, beside the one of its payload) can be skipped.
+ * A message is made of disjoint parts of the body (its entry, the envelope's `context` and
+ * `integrations`) and its `type`; parsed JSON written again is no longer than its text, but for
+ * numbers in exponent form (`1e20` comes out as 21 digits: those bodies take the check) and
+ * integers beyond 2^53 (`hasBigInt`: written exactly, checked). UTF-8 takes at most 3 bytes per
+ * UTF-16 unit, which leaves a wide margin. Small batches (a browser's, 20 events) pass.
+ */
+export function withinMessageLimits(text: string, hasBigInt: boolean): boolean {
+  return !hasBigInt && text.length * 3 + 64 <= MAX_MESSAGE_BYTES && !/\d[eE]/.test(text) && !tooDeep(text, MAX_DEPTH)
 }
 
 function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integrations') {
@@ -52,14 +67,17 @@ function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integ
   return value
 }
 
-/** The messages of a request body, validated and normalised; throws a 400 naming the first problem. */
-export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string, hasBigInt = false): Message[] {
+/**
+ * The messages of a request body, validated and normalised; throws a 400 naming the first problem.
+ * `withinLimits`: `withinMessageLimits` of the body's text (each message's size is not checked).
+ */
+export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string, hasBigInt = false, withinLimits = false): Message[] {
   if (!isPlainObject(body)) {
     const expected = kind === 'batch' ? 'a JSON object { batch: [...] }' : `a JSON object (the ${kind} message)`
     throw badRequest('VALIDATION', `Expected the request body to be ${expected}, got ${describe(body)}.`, 'body')
   }
   if (kind !== 'batch') {
-    const envelope: Envelope = { context: undefined, integrations: undefined, sentAt: undefined, receivedAt, hasBigInt }
+    const envelope: Envelope = { context: undefined, integrations: undefined, sentAt: undefined, receivedAt, hasBigInt, withinLimits }
     return [normalise(body, kind, envelope, '')]
   }
   const { batch } = body
@@ -72,6 +90,7 @@ export function extractMessages(kind: BodyKind, body: unknown, receivedAt: strin
     sentAt: body.sentAt,
     receivedAt,
     hasBigInt,
+    withinLimits,
   }
   return batch.map((entry: unknown, i) => {
     const at = `batch[${i}]`
@@ -104,7 +123,7 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   }
   try {
     validateMessage(type, message)
-    checkSize(message, envelope.hasBigInt)
+    if (!envelope.withinLimits) checkSize(message, envelope.hasBigInt)
   } catch (error) {
     throw fromMessageError(error, at) ?? error
   }

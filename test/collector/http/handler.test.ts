@@ -152,6 +152,21 @@ describe('validation: one bad message refuses the whole batch, naming it', () =>
     expect(body.error.field).toBe('batch[1]')
   })
 
+  it('refuses a message over 32,000 bytes made so by its numbers (a short body: `1e20` is written back as 21 digits)', async () => {
+    const text = `{"batch":[${JSON.stringify(track()).slice(0, -1)},"n":[${Array(1_600).fill('1e20').join(',')}]}]}`
+    expect(text.length).toBeLessThan(10_000)
+    const { status, body } = await answer(await plain().fetch(post(text)))
+    expect(status).toBe(400)
+    expect(body.error).toMatchObject({ code: 'MESSAGE_TOO_LARGE', field: 'batch[0]' })
+  })
+
+  it('refuses a message nested too deep in a short body', async () => {
+    const text = `{"batch":[${JSON.stringify(track()).slice(0, -1)},"n":${'['.repeat(120)}${']'.repeat(120)}}]}`
+    const { status, body } = await answer(await plain().fetch(post(text)))
+    expect(status).toBe(400)
+    expect(body.error.code).toBe('VALIDATION')
+  })
+
   it('accepts a message of exactly 32,000 bytes', async () => {
     const base = JSON.stringify(track({ properties: { blob: '' } })).length
     const exact = track({ properties: { blob: 'x'.repeat(32_000 - base) } })
