@@ -1,8 +1,9 @@
 /**
  * A real loopback webhook receiver that verifies every signature over the raw bytes it got, for
  * tests that forward through a real collector (the interop tests with third-party SDKs, the
- * durable-mode tests). It answers `status()` after `delayMs()`; `attempts` holds every request,
- * `accepted` those it answered 2xx.
+ * durable-mode tests). It answers `status(payload)` after `delayMs(payload)`; `attempts` holds every
+ * request, `accepted` those it answered 2xx, `open` counts those not answered yet whose sender is
+ * still connected (a sender that goes away first, killed or timed out, is never answered).
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -22,17 +23,19 @@ export interface SigningReceiver {
   url: string
   attempts: ReceivedPayload[]
   accepted: ReceivedPayload[]
+  readonly open: number
   close(): Promise<void>
 }
 
 export async function startSigningReceiver(options: {
   secret: string
-  status?: () => number
-  delayMs?: () => number
+  status?: (payload: ReceivedPayload) => number
+  delayMs?: (payload: ReceivedPayload) => number
 }): Promise<SigningReceiver> {
   const { secret, status = () => 200, delayMs = () => 0 } = options
   const attempts: ReceivedPayload[] = []
   const accepted: ReceivedPayload[] = []
+  let open = 0
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -41,11 +44,23 @@ export async function startSigningReceiver(options: {
       void verifySignature(bytes, req.headers['x-signature'] as string | undefined, secret).then((signatureValid) => {
         const seen = { raw: bytes.toString('utf8'), signatureValid, at: Date.now(), headers: req.headers }
         attempts.push(seen)
-        setTimeout(() => {
-          const code = status()
+        if (req.socket.destroyed) return
+        open++
+        let answered = false
+        const done = () => {
+          if (!answered) open--
+          answered = true
+        }
+        const timer = setTimeout(() => {
+          done()
+          const code = status(seen)
           if (code < 300) accepted.push(seen)
           res.writeHead(code).end()
-        }, delayMs())
+        }, delayMs(seen))
+        res.on('close', () => {
+          clearTimeout(timer)
+          done()
+        })
       })
     })
   })
@@ -54,6 +69,9 @@ export async function startSigningReceiver(options: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     attempts,
     accepted,
+    get open() {
+      return open
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections()
       server.close(() => resolve())

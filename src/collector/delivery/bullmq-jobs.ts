@@ -5,20 +5,24 @@
  *   the FIRST attempt of each payload itself, one after the other (a worker runs
  *   `deliveryConcurrency` jobs at once, so that many attempts are in flight per process). Only a
  *   payload whose first attempt failed and is worth retrying becomes a `deliver` job, delayed by
- *   the retry policy. Every `PROGRESS_EVERY` settled payloads, the job records which (its
- *   progress, after adding the retries scheduled so far); a re-run after its process died skips
- *   those. So the payloads a kill can deliver twice are, per job active at the kill, those
- *   settled since its last record and the one attempt in flight (a receiver may have taken it):
- *   at most `PROGRESS_EVERY` per job, so with `deliveryConcurrency` C at most C × PROGRESS_EVERY
- *   (a `deliver` job: its one attempt).
+ *   the retry policy. Once a payload's attempt has an outcome, the job marks it settled in the
+ *   queue server (after adding its `deliver` job, if any) before its next attempt: the marks of
+ *   every job of the process go together (one write, `CoalescedWrites`). A re-run after its
+ *   process died skips what is marked, so the one payload it sends again is the one whose attempt
+ *   was in flight (started, its outcome not recorded yet; a receiver may have taken it). The
+ *   marks are dropped once the job completed (`completed`), or expire after `SETTLED_TTL_MS`.
  * - `deliver` (a retry): ONE attempt; another retry is the same job moved to the delayed set, its
  *   data carrying the attempt count, the first attempt's time (the 4-hour window survives
- *   restarts) and the URLs still worth trying.
+ *   restarts) and the URLs still worth trying. Its completion is its record: killed before it, the
+ *   attempt in flight is made again.
  *
- * Closing (SIGTERM): no new attempt starts; a job hands back what it has not attempted (its
- * progress recorded, moved to the delayed set for any process). At the drain's bound, attempts
- * still in flight are given up on the same way, so the next process need not wait for locks to
- * expire (such an attempt may still have reached the receiver: the duplicate bound above).
+ * So after a kill, the payloads that can reach a receiver twice are those whose attempt was in
+ * flight: at most one per job active at the kill, `deliveryConcurrency` in all.
+ *
+ * Closing (SIGTERM): no new attempt starts; a job hands back what it has not attempted (moved to
+ * the delayed set for any process; what it attempted is marked already). At the drain's bound,
+ * attempts still in flight are given up on the same way, so the next process need not wait for
+ * locks to expire (such an attempt may still have reached the receiver: in flight, as above).
  *
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
  * whichever process makes them.
@@ -26,8 +30,9 @@
 import type { Logger } from '../../logger.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
-import type { SharedState } from '../state/shared-state.js'
+import type { Mark, SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
+import { CoalescedWrites } from './coalesced-writes.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
 
@@ -35,18 +40,16 @@ type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 type Bullmq = typeof import('bullmq')
 
-/** Settled payloads a `batch` job delivers before it records its progress in the server. */
-export const PROGRESS_EVERY = 10
+/**
+ * How long a `batch` job's settled marks are kept when its process died before dropping them: a
+ * job resumed within a week (every collector stopped meanwhile) still skips what it settled.
+ */
+export const SETTLED_TTL_MS = 7 * 24 * 3600_000
 
 export interface BatchData {
   s: string
   /** Each delivery: its type, exact body, its messageId (messages only) and its traceId (when traced). */
   d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null]>
-}
-
-/** A `batch` job's progress: the indexes (in `d`) settled, or handed to a `deliver` job. */
-interface BatchProgress {
-  done: number[]
 }
 
 export interface DeliverData {
@@ -71,10 +74,26 @@ export const BATCH_JOB_OPTIONS = { ...JOB_OPTIONS, attempts: 1000, backoff: { ty
 
 type Outcome = { retry: DeliverData; delay: number } | undefined
 
+type DeliverJob = { name: 'deliver'; data: DeliverData; opts: object }
+
+/** A payload of a `batch` job settled: its mark, and the `deliver` job that retries it, if any. */
+interface Settled {
+  mark: Mark
+  retry?: DeliverJob
+}
+
+/** The key a `batch` job's marks are stored under: its id, and when it was added (ids can be reused after a queue is emptied). */
+const jobKey = (job: Job) => `${job.id}@${job.timestamp}`
+
 /** An attempt given up on (the process is closing): its job goes back to the server as it was. */
 const STOPPED: unique symbol = Symbol('stopped')
 
 export class JobRunner {
+  /** Settled payloads of every `batch` job running here, written together: their retries, then their marks. */
+  readonly #settled: CoalescedWrites<Settled>
+  /** Marks of completed jobs, dropped together. */
+  readonly #forgotten: CoalescedWrites<readonly [job: string, count: number]>
+
   constructor(
     private readonly deps: {
       bullmq: Bullmq
@@ -91,10 +110,30 @@ export class JobRunner {
       /** Resolves at the drain's bound: attempts still in flight are given up on, their jobs handed back. */
       stopped: Promise<void>
     },
-  ) {}
+  ) {
+    const { queue, counters } = deps
+    this.#settled = new CoalescedWrites(async (items) => {
+      // The retries first: a payload marked settled always has its retry in the server.
+      const retries = items.flatMap((item) => (item.retry ? [item.retry] : []))
+      if (retries.length > 0) await queue.addBulk(retries)
+      await counters.settle(items.map((item) => item.mark), SETTLED_TTL_MS)
+    })
+    this.#forgotten = new CoalescedWrites((jobs) => counters.forget(jobs))
+  }
 
   process(job: Job, token: string | undefined): Promise<void> {
     return job.name === 'batch' ? this.#batch(job, token) : this.#deliver(job, token)
+  }
+
+  /**
+   * A job completed (the server has recorded it): a `batch` job's marks are no longer needed.
+   * Not waited for; if this process dies first, they expire.
+   */
+  completed(job: Job): void {
+    if (job.name !== 'batch') return
+    this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => {
+      this.deps.log(`queue server settled marks: ${error instanceof Error ? error.message : String(error)}`)
+    })
   }
 
   /** Later: a source this process does not know (configurations differ), or the process is closing. */
@@ -107,10 +146,13 @@ export class JobRunner {
     const { s: source, d: items } = job.data as BatchData
     const destination = this.deps.destinations.get(source)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
-    const done = new Set((job.progress as BatchProgress | undefined)?.done ?? [])
+    const key = jobKey(job)
+    const done = new Set<number>()
     if (job.attemptsStarted > 1 || job.stalledCounter > 0) {
-      // A re-run: a retry added just before its process died (progress not recorded yet) exists.
-      const { queue } = this.deps
+      // A re-run: what an earlier run settled is marked; the payload in flight when its process
+      // died may have had its retry added before the mark was written.
+      const { queue, counters } = this.deps
+      for (const i of await counters.settledOf(key, items.length)) done.add(i)
       const added = await Promise.all(items.map((_, i) => (done.has(i) ? undefined : queue.getJob(`${job.id}-${i}`))))
       added.forEach((retry, i) => retry && done.add(i))
     }
@@ -121,49 +163,31 @@ export class JobRunner {
     // A messageId twice in one request: its first occurrence is the one delivered.
     const firstIndex = new Map<string, number>()
     items.forEach(([, , id], i) => id !== null && !firstIndex.has(id) && firstIndex.set(id, i))
-    let duplicates = 0
+    const duplicates: number[] = []
     const attempt: number[] = []
     for (const i of todo) {
       const id = items[i][2]
       if (id === null || (held.has(id) && firstIndex.get(id) === i)) attempt.push(i)
-      else {
-        duplicates++
-        done.add(i)
-      }
+      else duplicates.push(i)
     }
-    if (duplicates > 0) {
-      this.deps.tally.deduplicated(source, duplicates)
-      this.deps.counters.add(`${source}|pending`, -duplicates)
+    if (duplicates.length > 0) {
+      // Marked too: a re-run does not count them again.
+      await this.#settled.write(duplicates.map((i) => ({ mark: [key, i] })))
+      this.deps.tally.deduplicated(source, duplicates.length)
+      this.deps.counters.add(`${source}|pending`, -duplicates.length)
     }
-    const retries: Array<{ name: 'deliver'; data: DeliverData; opts: object }> = []
-    const record = async () => {
-      if (retries.length > 0) await this.deps.queue.addBulk(retries.splice(0))
-      await job.updateProgress({ done: [...done] } satisfies BatchProgress)
-    }
-    let unrecorded = 0
     for (const i of attempt) {
-      if (this.deps.closing()) {
-        await record()
-        return this.#handBack(job, token, 0)
-      }
+      if (this.deps.closing()) return this.#handBack(job, token, 0)
       const [type, body, , traceId] = items[i]
       const outcome = await this.#attempt(destination, { s: source, t: type, b: body, n: 0, ...(traceId != null && { r: traceId }) })
-      if (outcome === STOPPED) {
-        await record()
-        return this.#handBack(job, token, 0)
-      }
-      if (outcome) {
-        // The id is derived from the batch's: re-added after a re-run, it is the same job.
-        retries.push({ name: 'deliver', data: outcome.retry, opts: { ...JOB_OPTIONS, jobId: `${job.id}-${i}`, delay: outcome.delay } })
-      }
-      done.add(i)
-      if (++unrecorded >= PROGRESS_EVERY && done.size < items.length) {
-        await record()
-        unrecorded = 0
-      }
+      if (outcome === STOPPED) return this.#handBack(job, token, 0)
+      // Recorded before the next attempt starts: at any time, at most this one payload of the job
+      // is unrecorded. The retry's id is derived from the batch's: re-added, it is the same job.
+      await this.#settled.write([{
+        mark: [key, i],
+        ...(outcome && { retry: { name: 'deliver', data: outcome.retry, opts: { ...JOB_OPTIONS, jobId: `${job.id}-${i}`, delay: outcome.delay } } }),
+      }])
     }
-    // Completing the job (removed) records the rest.
-    if (retries.length > 0) await this.deps.queue.addBulk(retries)
   }
 
   async #deliver(job: Job, token: string | undefined): Promise<void> {

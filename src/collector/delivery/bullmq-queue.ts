@@ -155,8 +155,9 @@ export class BullmqQueue implements DeliveryQueue {
       : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)
     worker.on('error', (error) => this.#report('queue worker', error))
     // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
-    // runs again later, skipping what it recorded.
+    // runs again later, skipping what it marked settled.
     worker.on('failed', (job, error) => this.#report(`queue job ${job?.name ?? ''}`, error))
+    worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
     this.#snapshot = await counters.read()
@@ -291,8 +292,8 @@ export class BullmqQueue implements DeliveryQueue {
     const drained = await Promise.race([closed.then(() => true as const), bound])
     clearTimeout(timer)
     if (!drained) {
-      // Attempts still in flight are given up on: their jobs record their progress and go back to
-      // the server at once (not after their locks expire), within the second after the bound.
+      // Attempts still in flight are given up on: their jobs go back to the server at once (not
+      // after their locks expire), within the second after the bound.
       this.#stop()
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 500))])
       void worker.close(true).catch(() => {})

@@ -2,7 +2,7 @@
  * State every collector process on one queue server shares, kept in that server (a Redis hash
  * and keys, or PostgreSQL tables): the counters (pending, retrying, forwarded, failed,
  * deduplicated… per source), the audience memberships, and the messageIds claimed for
- * de-duplication (`claim`).
+ * de-duplication (`claim`), and which payloads of a `batch` job have settled (`settle`).
  *
  * Counter increments are gathered locally and written together (`flush`, every 250 ms and on
  * close): a process killed between two flushes loses its last quarter-second of increments, so
@@ -15,6 +15,12 @@
  * its process died) is still its own. Redis: one `SET key owner NX PX ttl GET` per id, pipelined;
  * PostgreSQL: one upsert that takes over only expired or own rows (expired rows are deleted about
  * once a minute).
+ *
+ * Settled marks (`settle`, `settledOf`, `forget`): a `batch` job marks each payload once its
+ * attempt's outcome is known, so that a re-run after its process died sends again only what was
+ * in flight (see `bullmq-jobs.ts`). Redis: one `SET key 1 PX ttl` per payload, pipelined, and one
+ * `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job, index) inserted and deleted
+ * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
 import { createTables, loadPg, loadRedis } from './drivers.js'
@@ -26,6 +32,9 @@ interface Store {
   setMembers(key: string, members: readonly string[]): Promise<void>
   /** The keys (distinct) this owner holds once done: newly claimed, or claimed by it before. */
   claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>>
+  settle(marks: readonly Mark[], ttlMs: number): Promise<void>
+  settledOf(job: string, count: number): Promise<Set<number>>
+  forget(jobs: readonly JobSize[]): Promise<void>
   close(): Promise<void>
 }
 
@@ -33,6 +42,12 @@ const PREFIX = 'isomorphic-analytics'
 const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
 const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
+const SETTLED_TABLE = 'isomorphic_analytics_settled'
+
+/** A `batch` job (its key) and one of its payloads (index in the job). */
+export type Mark = readonly [job: string, index: number]
+/** A `batch` job (its key) and its number of payloads. */
+export type JobSize = readonly [job: string, count: number]
 
 /** Usable at once: increments made before the server is reached are written by the first flush. */
 export class SharedState {
@@ -84,10 +99,27 @@ export class SharedState {
     return new Set(messageIds.filter((id) => held.has(`${source}\u001f${id}`)))
   }
 
+  /** Marks these payloads (job key, index in the job) settled, for `ttlMs` at most. */
+  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
+    if (marks.length > 0) await (await this.#store).settle(marks, ttlMs)
+  }
+
+  /** The indexes, among a job's first `count` payloads, marked settled. */
+  async settledOf(job: string, count: number): Promise<Set<number>> {
+    return (await this.#store).settledOf(job, count)
+  }
+
+  /** Drops the marks of jobs that completed (each with its number of payloads). */
+  async forget(jobs: readonly JobSize[]): Promise<void> {
+    if (jobs.length > 0) await (await this.#store).forget(jobs)
+  }
+
   async close(): Promise<void> {
     await (await this.#store).close()
   }
 }
+
+const settledKey = (job: string, index: number) => `${PREFIX}:settled:${job}:${index}`
 
 class RedisStore implements Store {
   constructor(private readonly redis: import('ioredis').Redis) {}
@@ -122,6 +154,23 @@ class RedisStore implements Store {
       if (previous === null || previous === owner) held.add(keys[i])
     })
     return held
+  }
+
+  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
+    const pipeline = this.redis.pipeline()
+    for (const [job, index] of marks) pipeline.set(settledKey(job, index), '1', 'PX', ttlMs)
+    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+  }
+
+  async settledOf(job: string, count: number): Promise<Set<number>> {
+    if (count === 0) return new Set()
+    const values = await this.redis.mget(Array.from({ length: count }, (_, i) => settledKey(job, i)))
+    return new Set(values.flatMap((value, i) => (value === null ? [] : [i])))
+  }
+
+  async forget(jobs: readonly JobSize[]): Promise<void> {
+    const keys = jobs.flatMap(([job, count]) => Array.from({ length: count }, (_, i) => settledKey(job, i)))
+    if (keys.length > 0) await this.redis.unlink(keys)
   }
 
   async close(): Promise<void> {
@@ -160,12 +209,17 @@ class PostgresStore implements Store {
 
   #sweptAt = 0
 
+  /** About once a minute: expired claims and settled marks are deleted. */
+  async #sweep(now: number): Promise<void> {
+    if (now - this.#sweptAt <= 60_000) return
+    this.#sweptAt = now
+    await this.pool.query(`DELETE FROM ${CLAIMS_TABLE} WHERE expires_at < $1`, [now])
+    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE expires_at < $1`, [now])
+  }
+
   async claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
     const now = Date.now()
-    if (now - this.#sweptAt > 60_000) {
-      this.#sweptAt = now
-      await this.pool.query(`DELETE FROM ${CLAIMS_TABLE} WHERE expires_at < $1`, [now])
-    }
+    await this.#sweep(now)
     const { rows } = await this.pool.query<{ key: string }>(
       `INSERT INTO ${CLAIMS_TABLE} (key, owner, expires_at) SELECT k, $2, $3 FROM unnest($1::text[]) AS k
        ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
@@ -174,6 +228,25 @@ class PostgresStore implements Store {
       [keys, owner, now + ttlMs, now],
     )
     return new Set(rows.map((r) => r.key))
+  }
+
+  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
+    const now = Date.now()
+    await this.#sweep(now)
+    await this.pool.query(
+      `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at) SELECT j, i, $3 FROM unnest($1::text[], $2::integer[]) AS m (j, i)
+       ON CONFLICT (job, payload) DO NOTHING`,
+      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs],
+    )
+  }
+
+  async settledOf(job: string, count: number): Promise<Set<number>> {
+    const { rows } = await this.pool.query<{ payload: number }>(`SELECT payload FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
+    return new Set(rows.map((r) => r.payload))
+  }
+
+  async forget(jobs: readonly JobSize[]): Promise<void> {
+    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE job = ANY($1::text[])`, [jobs.map(([job]) => job)])
   }
 
   async close(): Promise<void> {
@@ -192,6 +265,7 @@ async function openStore(server: QueueServer): Promise<Store> {
     `CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, value bigint NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
   ])
   return new PostgresStore(pool)
 }

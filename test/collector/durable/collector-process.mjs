@@ -1,9 +1,9 @@
 // A collector in its own process, for the durable-mode tests. Env: QUEUE (queue server URL),
-// WEBHOOK, SECRET (shared secret), RETRY_WINDOW (ms), DRAIN (drain timeout, ms), CONCURRENCY
-// (deliveries in flight), MAX_PENDING (backlog limit), PORT (0: any), COLLECTOR_MODULE (the
-// collector build to run; default ../../../dist/collector.js). Also run by bench/durable.mjs.
-// Prints `{"port":…}` once listening; on SIGTERM stops like the CLI does (server, then a bounded
-// drain), prints `{"report":…}` and exits.
+// WEBHOOK, SECRET (shared secret), RETRY_WINDOW (ms), DRAIN
+// (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
+// (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
+// Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
+// CLI does (server, then a bounded drain), prints `{"report":…}` and exits.
 const env = process.env
 const { createCollector, nodeFetch, startServer } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll } from 'vitest'
+import { loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
@@ -16,17 +17,23 @@ export interface Received extends ReceivedPayload {
   messageId: string
 }
 
-/** The signing receiver (test/helpers/) answering `status()` after `delayMs()`, each payload's messageId read. */
-export async function startReceiver(status: () => number, delayMs: () => number = () => 0) {
-  const receiver = await startSigningReceiver({ secret: SECRET, status, delayMs })
+/**
+ * The signing receiver (test/helpers/) answering `status(payload)` after `delayMs(payload)`, each
+ * payload's messageId read; `open`: requests not answered yet whose sender is still connected.
+ */
+export async function startReceiver(status: (payload: Received) => number, delayMs: (payload: Received) => number = () => 0) {
   const read = new WeakMap<ReceivedPayload, Received>()
   const withId = (r: ReceivedPayload): Received => {
     let received = read.get(r)
     if (!received) read.set(r, (received = { ...r, messageId: (JSON.parse(r.raw) as { messageId?: string }).messageId ?? '' }))
     return received
   }
+  const receiver = await startSigningReceiver({ secret: SECRET, status: (p) => status(withId(p)), delayMs: (p) => delayMs(withId(p)) })
   return {
     url: receiver.url,
+    get open() {
+      return receiver.open
+    },
     get accepted() {
       return receiver.accepted.map(withId)
     },
@@ -95,6 +102,28 @@ export async function admin(url: string, path: string, body: unknown): Promise<R
     headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token' },
     body: JSON.stringify(body),
   })
+}
+
+/**
+ * The settled marks `batch` jobs left in the queue server (dropped once each job completed; see
+ * src/collector/state/shared-state.ts), read straight from the server.
+ */
+export async function settledMarks(url: string): Promise<number> {
+  if (url.startsWith('redis')) {
+    const redis = new (await loadRedis())(url)
+    try {
+      return (await redis.keys('isomorphic-analytics:settled:*')).length
+    } finally {
+      redis.disconnect()
+    }
+  }
+  const client = new (await loadPg()).Client({ connectionString: url })
+  await client.connect()
+  try {
+    return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n)
+  } finally {
+    await client.end()
+  }
 }
 
 /** Polls `check` (every 50 ms) until it holds. */
