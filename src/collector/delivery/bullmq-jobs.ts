@@ -102,6 +102,8 @@ export class JobRunner {
       counters: SharedState
       tally: DeliveryTally
       log: Logger
+      /** A background failure of the queue server (dropping completed jobs' marks). */
+      report: (where: string, error: Error) => void
       traces: TraceSink | undefined
       /** Admits each attempt (ingest first). */
       pacer: Pacer
@@ -127,13 +129,18 @@ export class JobRunner {
 
   /**
    * A job completed (the server has recorded it): a `batch` job's marks are no longer needed.
-   * Not waited for; if this process dies first, they expire.
+   * Not waited for (`forgotten`); if this process dies first, they expire.
    */
   completed(job: Job): void {
     if (job.name !== 'batch') return
     this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => {
-      this.deps.log(`queue server settled marks: ${error instanceof Error ? error.message : String(error)}`)
+      this.deps.report('queue server (settled marks)', error instanceof Error ? error : new Error(String(error)))
     })
+  }
+
+  /** Resolves once the marks of the jobs completed so far are dropped (before closing the connection). */
+  async forgotten(): Promise<void> {
+    await this.#forgotten.write([]).catch(() => {})
   }
 
   /** Later: a source this process does not know (configurations differ), or the process is closing. */

@@ -36,6 +36,7 @@ interface Opened {
   bullmq: Bullmq
   queue: Queue
   worker: Worker
+  runner: JobRunner
   counters: SharedState
   /** `batch` jobs added by concurrent requests, together (`addBulk`). */
   adds: CoalescedWrites<BatchJob>
@@ -140,6 +141,7 @@ export class BullmqQueue implements DeliveryQueue {
       counters,
       tally: this.#tally,
       log: this.#log,
+      report: (where, error) => this.#report(where, error),
       traces: this.#traces,
       closing: () => this.#closing !== undefined,
       stopped: new Promise<void>((resolve) => (this.#stop = resolve)),
@@ -169,7 +171,7 @@ export class BullmqQueue implements DeliveryQueue {
     }, 250)
     ;(this.#refresh as { unref?: () => void }).unref?.()
     const adds = new CoalescedWrites<BatchJob>((jobs) => queue.addBulk(mergeBatchJobs(jobs)))
-    return { bullmq, queue, worker, counters, adds }
+    return { bullmq, queue, worker, runner, counters, adds }
   }
 
   #lastReport = ''
@@ -283,7 +285,7 @@ export class BullmqQueue implements DeliveryQueue {
     } catch {
       return { drained: true, pending: 0 }
     }
-    const { queue, worker, counters } = opened
+    const { queue, worker, runner, counters } = opened
     // Stop taking jobs; let attempts in flight finish within the bound. Jobs not finished stay in
     // the server (their locks expire and another process, or the next start, takes them).
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -298,7 +300,7 @@ export class BullmqQueue implements DeliveryQueue {
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 500))])
       void worker.close(true).catch(() => {})
     }
-    await counters.flush().catch(() => {})
+    await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])
     await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
     return { drained, pending: 0 }
   }
