@@ -19,7 +19,7 @@
  * Settled marks (`settle`, `settledOf`, `forget`): a `batch` job marks each payload once its
  * attempt's outcome is known, so that a re-run after its process died sends again only what was
  * in flight (see `bullmq-jobs.ts`). Redis: one `SET key 1 PX ttl` per payload, pipelined, and one
- * `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job, index) inserted and deleted
+ * `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job, payload) inserted and deleted
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
