@@ -11,6 +11,7 @@ import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { attemptsOf, retry } from '../transport/retry.js'
+import { Stop, type StopSignal } from '../transport/stop.js'
 import type { BodyBuilder } from './batcher.js'
 import { sentMessages, type QueuedMessage } from './build-message.js'
 import { Limiter } from './limiter.js'
@@ -60,11 +61,11 @@ export class Delivery {
   readonly #limiter: Limiter
   readonly #headers: Record<string, string>
   /**
-   * One controller per batch being delivered, so each signal carries only its own batch's few
-   * listeners (one shared signal would collect one per waiting batch, and Node warns past 10).
+   * Aborts every delivery at once (`stop()`): one signal for all, see ../transport/stop.ts. In the
+   * browser build an `AbortController`'s (browsers neither warn about many listeners nor pay much
+   * for a controller), which spares that build the `Stop` class.
    */
-  readonly #controllers = new Set<AbortController>()
-  #stopped = false
+  readonly #stop: { readonly signal: StopSignal; abort(): void } = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? new AbortController() : new Stop()
   /**
    * Attempts that failed in a row, across all batches; any success resets it. A batch's backoff
    * exponent is its retry number capped by this run: in an outage every attempt fails, the run is
@@ -87,15 +88,10 @@ export class Delivery {
 
   /** Delivers `batch`; never rejects. Failures are reported through the `failed` hook. */
   async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
-    const controller = new AbortController()
-    const signal = controller.signal
-    if (this.#stopped) controller.abort()
-    this.#controllers.add(controller)
     let status: number
     try {
-      status = await this.#attempts(batch, keepalive, signal)
+      status = await this.#attempts(batch, keepalive)
     } catch (error) {
-      this.#controllers.delete(controller)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
@@ -105,9 +101,8 @@ export class Delivery {
         ])
         return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
       }
-      return this.#fail(batch, signal.aborted ? stoppedError(error) : error)
+      return this.#fail(batch, this.#stop.signal.aborted ? stoppedError(error) : error)
     }
-    this.#controllers.delete(controller)
     this.#hooks.delivered(batch, status)
     return { delivered: batch.length, failed: 0 }
   }
@@ -117,7 +112,8 @@ export class Delivery {
    * once the first attempt holds its slot, so batches waiting for a slot hold only their queued
    * strings, never a second copy of them.
    */
-  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean, signal: AbortSignal): Promise<HttpAnswer> {
+  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean): Promise<HttpAnswer> {
+    const signal = this.#stop.signal
     await this.#limiter.acquire(signal)
     try {
       const { body, headers } = (prepared.value ??= await this.#prepare(batch))
@@ -137,13 +133,13 @@ export class Delivery {
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
 
-  async #attempts(batch: QueuedMessage[], keepalive: boolean, signal: AbortSignal): Promise<number> {
+  async #attempts(batch: QueuedMessage[], keepalive: boolean): Promise<number> {
     const options = this.#options
     const prepared: { value?: Prepared } = {}
     return retry(
       async () => {
         try {
-          const response = await this.#attempt(batch, prepared, keepalive, signal)
+          const response = await this.#attempt(batch, prepared, keepalive)
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response)
             this.#failureRun = 0
@@ -160,7 +156,7 @@ export class Delivery {
         retries: options.maxRetries,
         backoff: { baseMs: options.minRetryDelay, capMs: options.maxRetryDelay },
         exponent: (retry) => Math.max(1, Math.min(retry, this.#failureRun)),
-        signal,
+        signal: this.#stop.signal,
         onRetry: ({ attempt, error, delayMs }) => {
           this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
           this.#hooks.retrying(batch, attempt, error as AnalyticsError)
@@ -171,8 +167,7 @@ export class Delivery {
 
   /** Aborts every delivery under way, and any started later: each fails with `AbortedError`. */
   stop(): void {
-    this.#stopped = true
-    for (const controller of this.#controllers) controller.abort()
+    this.#stop.abort()
   }
 
   #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {

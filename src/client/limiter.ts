@@ -1,3 +1,5 @@
+import type { StopSignal } from '../transport/stop.js'
+
 /** A counting semaphore: at most `limit` holders at once, waiters served in order. */
 export class Limiter {
   #active = 0
@@ -6,7 +8,7 @@ export class Limiter {
   constructor(readonly limit: number) {}
 
   /** Resolves when a slot is held; rejects with the signal's reason if aborted while waiting. */
-  acquire(signal?: AbortSignal): Promise<void> {
+  acquire(signal?: StopSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason)
     if (this.#active < this.limit) {
       this.#active++
@@ -24,7 +26,7 @@ export class Limiter {
         reject(signal!.reason)
       }
       this.#waiting.push(grant)
-      signal?.addEventListener('abort', onAbort, { once: true })
+      signal?.addEventListener('abort', onAbort) // An abort fires once: no `once` needed.
     })
   }
 

@@ -16,17 +16,23 @@
  * time (so an interceptor such as msw that patches `http.request` applies).
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http'
+import type { StopSignal } from '../transport/stop.js'
 import { TRANSPORT_OF_FETCH, type HttpAnswer } from './transport.js'
 
 export interface NodeRequestInit {
   method?: string
   headers?: Record<string, string>
   body?: string | Uint8Array
-  signal?: AbortSignal
+  signal?: StopSignal
+  /**
+   * The whole request's time limit, ms: when it runs out the request is destroyed and the promise
+   * rejects with an error whose `timedOut` is true (`attemptRequest` makes it a `TimeoutError`).
+   */
+  timeoutMs?: number
 }
 
 interface NodeHttp {
-  request(url: URL, options: RequestOptions, callback: (res: IncomingMessage) => void): ClientRequest
+  request(options: RequestOptions, callback: (res: IncomingMessage) => void): ClientRequest
   Agent: new (options: { keepAlive: boolean; maxSockets: number }) => HttpAgent
 }
 
@@ -42,6 +48,34 @@ function load(protocol: 'http' | 'https'): NodeHttp | Promise<NodeHttp> {
   const builtin = proc?.getBuiltinModule?.(specifier) as NodeHttp | undefined
   if (builtin) return builtin
   return (modules[protocol] ??= (import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<{ default: NodeHttp }>).then((m) => m.default))
+}
+
+/** Where a URL points, as `http.request` options: parsed once per URL (a client sends to one). */
+interface Target {
+  protocol: 'http:' | 'https:'
+  hostname: string
+  port?: number
+  path: string
+  auth?: string
+}
+
+const MAX_TARGETS = 256
+const targets = new Map<string, Target>()
+
+function targetOf(input: string | URL): Target {
+  const key = typeof input === 'string' ? input : input.href
+  let target = targets.get(key)
+  if (target) return target
+  const url = typeof input === 'string' ? new URL(input) : input
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`nodeRequest: unsupported protocol ${url.protocol}`)
+  // What `http.request(url)` would take from it (Node's `urlToHttpOptions`): an IPv6 host unbracketed.
+  const host = url.hostname
+  target = { protocol: url.protocol, hostname: host.startsWith('[') ? host.slice(1, -1) : host, path: `${url.pathname}${url.search}` }
+  if (url.port !== '') target.port = Number(url.port)
+  if (url.username || url.password) target.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  if (targets.size >= MAX_TARGETS) targets.clear()
+  targets.set(key, target)
+  return target
 }
 
 /** The answer's headers, read on demand (`get` is all that delivery needs). */
@@ -73,45 +107,64 @@ class NodeAnswer implements HttpAnswer {
   }
 }
 
-/** One request; the answer's body is read whole (answers here are small). Never follows redirects. */
+/**
+ * One request; the answer's body is read whole (answers here are small). Never follows redirects.
+ * It `takesTimeout` (src/platform/transport.ts): the time limit is a timer of its own, and the
+ * signal only what stops it early, so no `AbortController` is made per request.
+ */
 export async function nodeRequest(input: string | URL, init: NodeRequestInit = {}): Promise<NodeAnswer> {
-  const url = typeof input === 'string' ? new URL(input) : input
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`nodeRequest: unsupported protocol ${url.protocol}`)
-  const protocol = url.protocol === 'https:' ? 'https' : 'http'
+  const target = targetOf(input)
+  const protocol = target.protocol === 'https:' ? 'https' : 'http'
   const loading = load(protocol)
   const mod = loading instanceof Promise ? await loading : loading
   let agent = agents.get(protocol)
   if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS })))
-  const { body, signal } = init
+  const { body, signal, timeoutMs } = init
   // A string body goes out in one write with the headers (a Buffer would take a writev).
   const payload = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   const headers: Record<string, string> = { ...init.headers }
   headers['content-length'] = String(payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength)
-  signal?.throwIfAborted()
+  if (signal?.aborted) throw signal.reason
   return new Promise<NodeAnswer>((resolve, reject) => {
-    const req = mod.request(url, { method: init.method ?? 'GET', agent, headers }, (res) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const settled = () => {
+      signal?.removeEventListener('abort', onAbort)
+      if (timer !== undefined) clearTimeout(timer)
+    }
+    const fail = (error: unknown) => {
+      settled()
+      reject(error)
+    }
+    const req = mod.request({ ...target, method: init.method ?? 'GET', agent, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('error', reject)
+      res.on('error', fail)
       res.on('end', () => {
-        signal?.removeEventListener('abort', onAbort)
+        settled()
         const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
         resolve(new NodeAnswer(res.statusCode ?? 0, res.statusMessage ?? '', res.headers, res.rawHeaders, data))
       })
     })
+    // Both settle even if they land while the answer is being read.
     const onAbort = () => {
       const reason = signal!.reason instanceof Error ? signal!.reason : new Error('aborted')
       req.destroy(reason)
-      reject(reason) // Settles even if the abort lands while the answer is being read.
+      fail(reason)
+    }
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const error = Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true })
+        req.destroy(error)
+        fail(error)
+      }, timeoutMs)
+      timer.unref()
     }
     signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (error) => {
-      signal?.removeEventListener('abort', onAbort)
-      reject(error)
-    })
+    req.on('error', fail)
     req.end(payload)
   })
 }
+Object.defineProperty(nodeRequest, 'takesTimeout', { value: true })
 
 function headerRecord(headers: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {}

@@ -8,6 +8,7 @@
  * the Node, Bun and Deno paths below are dropped from it; everywhere else they are false.
  */
 import { utf8Length } from '../limits.js'
+import type { StopSignal } from '../transport/stop.js'
 
 interface NodeLikeProcess {
   env?: Record<string, string | undefined>
@@ -133,7 +134,7 @@ export function holdProcess(): () => void {
 }
 
 /** A sleep on a background timer that an abort signal cuts short (rejecting with its reason). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: StopSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason)
     const onAbort = () => {
@@ -144,7 +145,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', onAbort)
       resolve()
     }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
+    signal?.addEventListener('abort', onAbort) // An abort fires once.
   })
 }
 

@@ -4,6 +4,7 @@
  * (./node-http.ts). Delivery reads answers through `HttpAnswer`, the subset of `Response` every
  * transport provides. Same browser-build guard as ./runtime.ts.
  */
+import type { StopSignal } from '../transport/stop.js'
 import { isNode } from './runtime.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
@@ -55,8 +56,22 @@ export interface TransportInit {
   keepalive?: boolean
 }
 
-/** Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts). */
-export type Transport = (url: string, init: TransportInit) => Promise<HttpAnswer>
+/**
+ * What a transport that `takesTimeout` is given instead: the whole request's time limit, and the
+ * caller's signal as it is (an `AbortSignal` or a client's `Stop`), if any.
+ */
+export interface TimedTransportInit extends Omit<TransportInit, 'signal'> {
+  signal?: StopSignal
+  timeoutMs: number
+}
+
+/**
+ * Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts), which
+ * `takesTimeout`: given `timeoutMs`, it ends the request itself when that runs out and rejects with
+ * an error whose `timedOut` is true, so `attemptRequest` needs no `AbortController` and timer of
+ * its own for it.
+ */
+export type Transport = ((url: string, init: TransportInit) => Promise<HttpAnswer>) & { readonly takesTimeout?: boolean }
 
 
 /**
@@ -80,9 +95,11 @@ const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
  * same as its `node:http`, so both keep fetch (README, Performance).
  */
 export function platformTransport(): Transport {
-  if (!nodeTransportLoaded) return defaultFetch as Transport
-  return (url, init) => {
-    if (nodeTransport) return nodeTransport(url, init)
-    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init))
+  if ((typeof __BROWSER__ === 'boolean' && __BROWSER__) || !nodeTransportLoaded) return defaultFetch as Transport
+  const send = (url: string, init: TransportInit | TimedTransportInit) => {
+    if (nodeTransport) return nodeTransport(url, init as TransportInit)
+    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init as TransportInit))
   }
+  // Until the Node transport is loaded, requests are timed as a fetch's are (it honours a signal).
+  return Object.defineProperty(send, 'takesTimeout', { get: () => nodeTransport !== undefined })
 }

@@ -6,7 +6,8 @@
 import { AbortedError, TimeoutError } from '../errors.js'
 import { transportFailure } from './failure.js'
 import { setBackgroundTimeout } from '../platform/runtime.js'
-import type { HttpAnswer, TransportInit } from '../platform/transport.js'
+import type { HttpAnswer, TimedTransportInit, TransportInit } from '../platform/transport.js'
+import type { StopSignal } from './stop.js'
 
 export interface AttemptRequest {
   url: string
@@ -14,7 +15,7 @@ export interface AttemptRequest {
   headers: Record<string, string>
   body: string | Uint8Array<ArrayBuffer>
   timeoutMs: number
-  signal?: AbortSignal
+  signal?: StopSignal
   /** Browser unload: let the request outlive the page. */
   keepalive?: boolean
 }
@@ -23,12 +24,14 @@ export { isTlsFailure } from './failure.js'
 
 /**
  * `send` is a fetch or another transport (`nodeRequest`): whichever it is, its failures are named
- * here, in one place.
+ * here, in one place. A fetch gets a signal of its own, aborted by the timer or the caller's signal.
  */
 export async function attemptRequest<R extends HttpAnswer>(
-  send: (url: string, init: TransportInit) => Promise<R>,
+  send: ((url: string, init: TransportInit) => Promise<R>) & { readonly takesTimeout?: boolean },
   request: AttemptRequest,
 ): Promise<R> {
+  // Only the Node transport takes a timeout itself (the browser build has none).
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && send.takesTimeout) return attemptTimed(send as unknown as (url: string, init: TimedTransportInit) => Promise<R>, request)
   const controller = new AbortController()
   let timedOut = false
   const timer = setBackgroundTimeout(() => {
@@ -36,7 +39,7 @@ export async function attemptRequest<R extends HttpAnswer>(
     controller.abort()
   }, request.timeoutMs)
   const onOuterAbort = () => controller.abort()
-  request.signal?.addEventListener('abort', onOuterAbort, { once: true })
+  request.signal?.addEventListener('abort', onOuterAbort) // Removed in `finally`.
   try {
     if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
     const response = await send(request.url, {
@@ -56,6 +59,24 @@ export async function attemptRequest<R extends HttpAnswer>(
   } finally {
     clearTimeout(timer)
     request.signal?.removeEventListener('abort', onOuterAbort)
+  }
+}
+
+/**
+ * The same with a transport that `takesTimeout` (`nodeRequest`): it is handed the time limit and
+ * the caller's signal as they are, so no `AbortController` or timer is made here for it.
+ */
+async function attemptTimed<R extends HttpAnswer>(send: (url: string, init: TimedTransportInit) => Promise<R>, request: AttemptRequest): Promise<R> {
+  if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
+  try {
+    return await send(request.url, {
+      method: request.method ?? 'POST', headers: request.headers, body: request.body, redirect: 'manual', timeoutMs: request.timeoutMs, signal: request.signal,
+    })
+  } catch (error) {
+    if ((error as { timedOut?: unknown } | undefined)?.timedOut === true) throw new TimeoutError(request.timeoutMs, { cause: error, url: request.url })
+    if (request.signal?.aborted) throw new AbortedError('Request aborted.', { cause: error })
+    if (error instanceof AbortedError) throw error
+    throw transportFailure(request.url, error)
   }
 }
 

@@ -8,6 +8,7 @@
 import { isAnalyticsError } from '../errors.js'
 import { sleep } from '../platform/runtime.js'
 import { isRetryableError, retryDelay, type BackoffOptions } from './retry-policy.js'
+import type { StopSignal } from './stop.js'
 
 export interface RetryInfo {
   /** The attempt that failed, from 1. */
@@ -23,7 +24,7 @@ export interface RetryOptions {
   backoff: BackoffOptions
   /** No retry is scheduled to start later than this many ms after the first attempt. */
   windowMs?: number
-  signal?: AbortSignal
+  signal?: StopSignal
   now?: () => number
   random?: () => number
   isRetryable?: (error: unknown) => boolean
@@ -48,7 +49,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
   let made = 0
   for (let n = 1; ; n++) {
     try {
-      options.signal?.throwIfAborted()
+      if (options.signal?.aborted) throw options.signal.reason
       try {
         made = n
         return await attempt(n)
