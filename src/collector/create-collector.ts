@@ -25,6 +25,7 @@ import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { readsHeldBodies } from './http/held-bodies.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
+import { loadExactJson } from './ingest/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
 import { QueueBus } from './state/bus.js'
 import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
@@ -198,7 +199,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // Requests wait (once, at start) for the settings saved in a shared store, so a message is
   // routed with them and the console shows them, and for the bus, so this process hears the others.
   let ready = false
-  const started = Promise.all([settings.ready, bus?.ready().catch(() => {})]).then(() => void (ready = true))
+  const started = Promise.all([settings.ready, bus?.ready().catch(() => {}), loadExactJson()]).then(() => void (ready = true))
   // Every body is read through `readBodyText`: the Node listener may hand it bodies it already holds.
   const fetch = readsHeldBodies((request: Request) => (ready ? handle(request) : started.then(() => handle(request))))
 

@@ -9,9 +9,27 @@
  * long digit strings such as `"id_str":"1234567890123456789"`), `JSON.parse` is already exact. When it does, the text is parsed with
  * `lossless-json`, whose number hook sees each number's source digits.
  *
+ * `lossless-json` is imported when the collector starts (`loadExactJson`), not with the module:
+ * in a bundle (a worker serving the collector) it is a chunk of its own, outside the entry. The
+ * collector's requests wait for it with the rest of its start, and the queue server's bus before
+ * it listens; a bigint only ever comes from the slow path, so `stringifyExact` never runs first.
+ *
  * Other numbers have the value a 64-bit float gives them, as with `JSON.parse` (`1.0` → `1`).
  */
-import { parse, stringify } from 'lossless-json'
+type LosslessJson = typeof import('lossless-json')
+
+let lossless: LosslessJson | undefined
+let loading: Promise<void> | undefined
+
+/** Imports `lossless-json` once; `parseExact`'s slow path and `stringifyExact` need it loaded. */
+export function loadExactJson(): Promise<void> {
+  return (loading ??= import('lossless-json').then((module) => void (lossless = module)))
+}
+
+function losslessJson(): LosslessJson {
+  if (lossless === undefined) throw new Error('lossless-json is not loaded: await loadExactJson() before parsing.')
+  return lossless
+}
 
 const INTEGER = /^-?\d+$/
 
@@ -61,14 +79,14 @@ export function parseExact(text: string): ParsedJson {
     hasBigInt = true
     return BigInt(digits)
   }
-  const value = parse(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue })
+  const value = losslessJson().parse(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue })
   return { value, hasBigInt }
 }
 
 /** `JSON.stringify`, except that a `bigint` is written as its digits. */
 export function stringifyExact(value: unknown, hasBigInt: boolean): string {
   if (!hasBigInt) return JSON.stringify(value)
-  const text = stringify(value)
+  const text = losslessJson().stringify(value)
   if (text === undefined) throw new TypeError('The value has no JSON form.')
   return text
 }

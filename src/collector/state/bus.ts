@@ -14,7 +14,7 @@
  * it outlives the delivery queue's while the collector closes.
  */
 import type { QueueServer } from '../config.js'
-import { parseExact, stringifyExact } from '../ingest/exact-json.js'
+import { loadExactJson, parseExact, stringifyExact } from '../ingest/exact-json.js'
 import { loadPg, loadRedis } from './drivers.js'
 
 export type BusConnection =
@@ -61,7 +61,8 @@ export class QueueBus {
     this.#report = onError
     const receive = (text: string) => this.#receive(text)
     const fail = (where: string) => (error: Error) => this.#fail(where, error)
-    this.#ready = server.kind === 'redis' ? openRedis(server.url, receive, fail) : openPostgres(server.url, receive, fail, () => this.#closed)
+    // Messages are parsed exactly (`parseExact`): its parser is loaded before listening.
+    this.#ready = loadExactJson().then(() => (server.kind === 'redis' ? openRedis(server.url, receive, fail) : openPostgres(server.url, receive, fail, () => this.#closed)))
     this.#ready.catch((error: unknown) => this.#fail('connection', error as Error))
   }
 

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest'
-import { mayHoldLongInteger, parseExact, stringifyExact } from '../../../src/collector/ingest/exact-json.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadExactJson, mayHoldLongInteger, parseExact, stringifyExact } from '../../../src/collector/ingest/exact-json.js'
 
 describe('exact JSON', () => {
+  beforeAll(loadExactJson)
+
   // The plain regex of what it looks for: 16 digits where a number may start.
   const CANDIDATE = /(?:^|[:,[])\s*-?\d{16}/
 

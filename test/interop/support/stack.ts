@@ -4,7 +4,7 @@
  * third-party SDKs. A thin front records each request the SDK made and can answer the first few
  * ingest requests 503, to drive the SDK's retries.
  */
-import { parseExact } from '../../../src/collector/ingest/exact-json.js'
+import { loadExactJson, parseExact } from '../../../src/collector/ingest/exact-json.js'
 import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
@@ -39,6 +39,7 @@ export interface Stack {
 }
 
 export async function startStack(): Promise<Stack> {
+  await loadExactJson()
   const requests: SeenRequest[] = []
   const receiver = await startSigningReceiver({ secret: SECRET })
   // What the receiver accepted, each parsed once (exactly: int64 digits kept).
