@@ -52,10 +52,7 @@ export async function attemptRequest<R extends HttpAnswer>(
     })
     return response
   } catch (error) {
-    if (timedOut) throw new TimeoutError(request.timeoutMs, { cause: error, url: request.url })
-    if (request.signal?.aborted) throw new AbortedError('Request aborted.', { cause: error })
-    if (error instanceof AbortedError) throw error
-    throw transportFailure(request.url, error)
+    throw attemptFailure(error, request, timedOut)
   } finally {
     clearTimeout(timer)
     request.signal?.removeEventListener('abort', onOuterAbort)
@@ -73,11 +70,16 @@ async function attemptTimed<R extends HttpAnswer>(send: (url: string, init: Time
       method: request.method ?? 'POST', headers: request.headers, body: request.body, redirect: 'manual', timeoutMs: request.timeoutMs, signal: request.signal,
     })
   } catch (error) {
-    if ((error as { timedOut?: unknown } | undefined)?.timedOut === true) throw new TimeoutError(request.timeoutMs, { cause: error, url: request.url })
-    if (request.signal?.aborted) throw new AbortedError('Request aborted.', { cause: error })
-    if (error instanceof AbortedError) throw error
-    throw transportFailure(request.url, error)
+    throw attemptFailure(error, request, (error as { timedOut?: unknown } | undefined)?.timedOut === true)
   }
+}
+
+/** What a failed attempt was, named for both paths: out of time, stopped, or the transport's failure. */
+function attemptFailure(error: unknown, request: AttemptRequest, timedOut: boolean): Error {
+  if (timedOut) return new TimeoutError(request.timeoutMs, { cause: error, url: request.url })
+  if (request.signal?.aborted) return new AbortedError('Request aborted.', { cause: error })
+  if (error instanceof AbortedError) return error
+  return transportFailure(request.url, error)
 }
 
 /** Reads and discards a response body so the connection can be reused; never throws. */

@@ -71,7 +71,7 @@ export async function readBodyText(request: Request, limit: number = MAX_BATCH_B
       if (done) break
       total += value.byteLength
       if (total > limit) throw payloadTooLarge(limit, encoding === 'identity' ? 'Request body' : 'Decompressed request body')
-      text += decodeUtf8(decoder, value)
+      text += decodeUtf8(decoder, value, STREAM)
     }
     return text + decodeUtf8(decoder)
   } catch (error) {
@@ -82,15 +82,16 @@ export async function readBodyText(request: Request, limit: number = MAX_BATCH_B
 
 /** Decodes a whole body in one call (no state kept between calls). */
 const WHOLE = new TextDecoder('utf-8', { fatal: true })
+/** A chunk of a body read as a stream: the decoder keeps a sequence cut between chunks. */
+const STREAM = { stream: true }
 
 /**
- * `TextDecoder` with `fatal` throws a TypeError on the first invalid sequence. `WHOLE` decodes
- * `chunk` completely; another decoder, as a stream (the end: no `chunk`).
+ * `decoder.decode(chunk, options)`, whose `fatal` TypeError on the first invalid sequence becomes a
+ * 400 (a stream's end: no `chunk`, no `options`).
  */
-function decodeUtf8(decoder: TextDecoder, chunk?: Uint8Array): string {
+function decodeUtf8(decoder: TextDecoder, chunk?: Uint8Array, options?: TextDecodeOptions): string {
   try {
-    if (decoder === WHOLE) return decoder.decode(chunk)
-    return chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true })
+    return decoder.decode(chunk, options)
   } catch (error) {
     throw new HttpProblem(400, 'INVALID_ENCODING', 'Request body is not valid UTF-8.', { cause: error })
   }
