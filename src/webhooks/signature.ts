@@ -5,6 +5,7 @@
  */
 import { ConfigError, ValidationError } from '../errors.js'
 import { describe } from '../message/validate.js'
+import { nativeHmacSha1 } from '../platform/hmac.js'
 import { hmac } from '@noble/hashes/hmac'
 import { sha1 } from '@noble/hashes/legacy'
 
@@ -36,7 +37,8 @@ type KeyedHmac = ReturnType<typeof hmac.create>
 const MAX_CACHED_KEYS = 64
 const keys = new Map<string, KeyedHmac>()
 
-function hmacSha1(secret: string, bytes: Uint8Array): Uint8Array {
+/** The pure-JS HMAC, for runtimes without a native one (`nativeHmacSha1`). */
+export function portableHmacSha1(secret: string, bytes: Uint8Array): Uint8Array {
   let keyed = keys.get(secret)
   if (!keyed) {
     keyed = hmac.create(sha1, encoder.encode(secret))
@@ -59,16 +61,20 @@ function toHex(digest: Uint8Array): string {
   return hex
 }
 
+/** HMAC-SHA1 of a string's UTF-8 bytes or of bytes: the runtime's own where it has one. */
+function hmacSha1(secret: string, body: string | Uint8Array): Uint8Array {
+  if (nativeHmacSha1) return nativeHmacSha1(secret, body)
+  if (typeof body !== 'string') return portableHmacSha1(secret, body)
+  const { bytes, length } = encodeUtf8(body)
+  return portableHmacSha1(secret, bytes.subarray(0, length))
+}
+
 /** The signature of `body` under `secret`, synchronously. Used on the delivery hot path. */
 export function signSync(body: string | Uint8Array, secret: string): string {
   if (typeof secret !== 'string' || secret === '') {
     throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}.`)
   }
-  if (typeof body === 'string') {
-    const { bytes, length } = encodeUtf8(body)
-    return toHex(hmacSha1(secret, bytes.subarray(0, length)))
-  }
-  if (body instanceof Uint8Array) return toHex(hmacSha1(secret, body))
+  if (typeof body === 'string' || body instanceof Uint8Array) return toHex(hmacSha1(secret, body))
   throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}.`)
 }
 
@@ -94,16 +100,9 @@ function verifyNow(rawBody: unknown, signature: unknown, secret: unknown): boole
   if (!SIGNATURE_PATTERN.test(hex)) return false
   const given = new Uint8Array(20)
   for (let i = 0; i < 20; i++) given[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
-  let expected: Uint8Array
-  if (typeof rawBody === 'string') {
-    const { bytes, length } = encodeUtf8(rawBody)
-    expected = hmacSha1(secret, bytes.subarray(0, length))
-  } else {
-    const bytes = toBytes(rawBody as RawBody)
-    if (!bytes) return false
-    expected = hmacSha1(secret, bytes)
-  }
-  return timingSafeEqual(expected, given)
+  const body = typeof rawBody === 'string' ? rawBody : toBytes(rawBody as RawBody)
+  if (body === undefined) return false
+  return timingSafeEqual(hmacSha1(secret, body), given)
 }
 
 /**

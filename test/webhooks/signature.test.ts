@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { isConfigError, sign, verifySignature } from '../../src/webhooks/index.js'
-import { signSync } from '../../src/webhooks/signature.js'
+import { nativeHmacSha1 } from '../../src/platform/hmac.js'
+import { portableHmacSha1, signSync } from '../../src/webhooks/signature.js'
 
 const SECRET = 'whsec_0123456789'
 const nodeHmac = (body: string | Buffer, secret: string) => createHmac('sha1', secret).update(body).digest('hex')
@@ -36,6 +37,22 @@ describe('sign', () => {
         for (let i = 0; i < length; i++) body[i] = (i * 31 + length) & 0xff
         const ours = signSync(new Uint8Array(body), secret)
         expect(ours, `key ${JSON.stringify(secret)}, length ${length}`).toBe(nodeHmac(body, secret))
+      }
+    }
+  })
+
+  it('signs through the runtime\'s own crypto on Node; the pure-JS fallback (browsers, workers) gives the same digests', () => {
+    expect(nativeHmacSha1).toBeTypeOf('function')
+    const hex = (digest: Uint8Array) => Buffer.from(digest).toString('hex')
+    const encoder = new TextEncoder()
+    for (const secret of ['k', 'x'.repeat(65), 'clé secrète 🔑']) {
+      for (const body of [...Object.values(BODIES), 'é🔥x'.repeat(5_000), 'lone \ud800 surrogate']) {
+        expect(hex(portableHmacSha1(secret, encoder.encode(body))), body.slice(0, 20)).toBe(nodeHmac(body, secret))
+        expect(hex(nativeHmacSha1!(secret, body))).toBe(nodeHmac(body, secret))
+      }
+      for (let length = 0; length <= 200; length++) {
+        const body = new Uint8Array(length).map((_, i) => (i * 31 + length) & 0xff)
+        expect(hex(portableHmacSha1(secret, body)), `length ${length}`).toBe(nodeHmac(Buffer.from(body), secret))
       }
     }
   })
