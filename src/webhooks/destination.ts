@@ -273,7 +273,9 @@ export class WebhookDestination {
   /** One attempt of the in-memory schedule: the shared primitive, recorded on `delivery`. */
   async #attempt(delivery: Delivery, n: number): Promise<void> {
     const { fetch, timeout, now, targets } = this.#options
-    this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
+    if (this.#events.listenerCount('attempt') > 0) {
+      this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
+    }
     const outcome = await attemptOnce({
       targets: delivery.targets,
       body: delivery.body,
