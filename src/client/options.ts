@@ -110,7 +110,11 @@ const KNOWN = new Set([
   'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist',
 ])
 
-function integer(name: string, value: unknown, min: number, fallback: number): number {
+type IntegerOption = 'flushAt' | 'size' | 'flushAfter' | 'maxRetries' | 'timeout' | 'maxQueueSize' | 'maxConcurrentRequests' | 'minRetryDelay' | 'maxRetryDelay'
+
+/** `input[name]`, an integer ≥ `min`, or `fallback` (by default, the option's default) when not given. */
+function integer(input: ClientOptions<unknown>, name: IntegerOption, min: number, fallback = DEFAULTS[name as keyof typeof DEFAULTS] as number): number {
+  const value: unknown = input[name]
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ConfigError(name, `Expected \`${name}\` to be an integer ≥ ${min}, got ${describe(value)}.`)
@@ -118,7 +122,8 @@ function integer(name: string, value: unknown, min: number, fallback: number): n
   return value
 }
 
-function boolean(name: string, value: unknown, fallback: boolean): boolean {
+function boolean(input: ClientOptions<unknown>, name: 'gzip' | 'debug' | 'plainText' | 'persist', fallback: boolean): boolean {
+  const value: unknown = input[name]
   if (value === undefined) return fallback
   if (typeof value !== 'boolean') {
     throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}.`)
@@ -126,7 +131,8 @@ function boolean(name: string, value: unknown, fallback: boolean): boolean {
   return value
 }
 
-function object<T>(name: string, value: unknown): T | undefined {
+function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integrations' | 'schema'): T | undefined {
+  const value: unknown = input[name]
   if (value === undefined) return undefined
   if (!isPlainObject(value)) {
     throw new ConfigError(name, `Expected \`${name}\` to be an object, got ${describe(value)}.`)
@@ -140,7 +146,7 @@ function endpoint(value: unknown): string {
   try {
     if (typeof value === 'string') url = new URL(value)
   } catch {
-    url = undefined
+    // Not a URL: `url` stays undefined.
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL, got ${describe(value)}.`)
@@ -154,13 +160,11 @@ function endpoint(value: unknown): string {
 }
 
 /** Each entry must implement Standard Schema v1 (`~standard.validate`); arktype's are functions. */
-function schemas(value: unknown): Readonly<Record<string, StandardSchemaV1>> | undefined {
-  const map = object<Record<string, unknown>>('schema', value)
+function schemas(input: ClientOptions<unknown>): Readonly<Record<string, StandardSchemaV1>> | undefined {
+  const map = object<Record<string, unknown>>(input, 'schema')
   if (map === undefined) return undefined
   for (const [event, schema] of Object.entries(map)) {
-    const standard = (typeof schema === 'object' || typeof schema === 'function') && schema !== null
-      ? (schema as Partial<StandardSchemaV1>)['~standard']
-      : undefined
+    const standard = (schema as Partial<StandardSchemaV1> | null | undefined)?.['~standard']
     if (typeof standard?.validate !== 'function' || standard.version !== 1) {
       const option = `schema[${JSON.stringify(event)}]`
       throw new ConfigError(option, `Expected \`${option}\` to be a Standard Schema v1 validator (zod, valibot, arktype…), got ${describe(schema)}.`)
@@ -179,8 +183,8 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   for (const key of Object.keys(input)) {
     if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
   }
-  const flushAt = integer('flushAt', input.flushAt, 1, DEFAULTS.flushAt)
-  const size = integer('size', input.size, 1, flushAt)
+  const flushAt = integer(input, 'flushAt', 1)
+  const size = integer(input, 'size', 1, flushAt)
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {
     throw new ConfigError('size', `\`size\` is an alias of \`flushAt\`; got both, with different values (${size} and ${flushAt}).`)
   }
@@ -188,8 +192,8 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   if (fetch !== undefined && typeof fetch !== 'function') {
     throw new ConfigError('fetch', `Expected \`fetch\` to be a function, got ${describe(fetch)}.`)
   }
-  const minRetryDelay = integer('minRetryDelay', input.minRetryDelay, 0, DEFAULTS.minRetryDelay)
-  const maxRetryDelay = integer('maxRetryDelay', input.maxRetryDelay, 0, DEFAULTS.maxRetryDelay)
+  const minRetryDelay = integer(input, 'minRetryDelay', 0)
+  const maxRetryDelay = integer(input, 'maxRetryDelay', 0)
   if (maxRetryDelay < minRetryDelay) {
     throw new ConfigError('maxRetryDelay', `Expected \`maxRetryDelay\` to be ≥ \`minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\`.`)
   }
@@ -199,20 +203,20 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     endpoint: base,
     batchUrl: `${base}/v1/batch`,
     flushAt: size,
-    flushAfter: integer('flushAfter', input.flushAfter, 1, DEFAULTS.flushAfter),
-    maxRetries: integer('maxRetries', input.maxRetries, 0, DEFAULTS.maxRetries),
-    timeout: integer('timeout', input.timeout, 1, DEFAULTS.timeout),
-    maxQueueSize: integer('maxQueueSize', input.maxQueueSize, 1, DEFAULTS.maxQueueSize),
-    context: object<JsonObject>('context', input.context),
-    integrations: object<Integrations>('integrations', input.integrations),
+    flushAfter: integer(input, 'flushAfter', 1),
+    maxRetries: integer(input, 'maxRetries', 0),
+    timeout: integer(input, 'timeout', 1),
+    maxQueueSize: integer(input, 'maxQueueSize', 1),
+    context: object<JsonObject>(input, 'context'),
+    integrations: object<Integrations>(input, 'integrations'),
     transport: fetch === undefined ? platformTransport() : (fetch as Transport),
-    gzip: boolean('gzip', input.gzip, DEFAULTS.gzip),
-    debug: boolean('debug', input.debug, debugEnables(readDebugSetting(), 'analytics:client')),
-    maxConcurrentRequests: integer('maxConcurrentRequests', input.maxConcurrentRequests, 1, DEFAULTS.maxConcurrentRequests),
+    gzip: boolean(input, 'gzip', DEFAULTS.gzip),
+    debug: boolean(input, 'debug', debugEnables(readDebugSetting(), 'analytics:client')),
+    maxConcurrentRequests: integer(input, 'maxConcurrentRequests', 1),
     minRetryDelay,
     maxRetryDelay,
-    plainText: boolean('plainText', input.plainText, isBrowserLike()),
-    schema: schemas(input.schema),
-    persist: boolean('persist', input.persist, canPersist()),
+    plainText: boolean(input, 'plainText', isBrowserLike()),
+    schema: schemas(input),
+    persist: boolean(input, 'persist', canPersist()),
   })
 }

@@ -40,18 +40,16 @@ export const isDate = (value: unknown): value is Date => Object.prototype.toStri
 
 /** Short, safe rendering of a bad value for an error message. */
 export function describe(value: unknown): string {
-  if (value === null) return '`null`'
   if (Array.isArray(value)) return 'an array'
-  if (isDate(value)) return `\`${String(value)}\``
+  if (value === null || isDate(value)) return `\`${String(value)}\``
   switch (typeof value) {
     case 'string':
       return `\`${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}\``
     case 'number':
     case 'boolean':
     case 'bigint':
-      return `\`${String(value)}\``
     case 'undefined':
-      return '`undefined`'
+      return `\`${String(value)}\``
     default: {
       // 'a Map', 'an Error', 'an object' (a plain one, from any realm), 'a function'.
       const name = typeof value !== 'object' || isPlainObject(value) ? typeof value : (value as { constructor?: { name?: string } }).constructor?.name || 'object'
