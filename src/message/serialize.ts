@@ -15,10 +15,10 @@ export interface Serialized {
   bytes: number
 }
 
-export function serializeMessage(message: Record<string, unknown>, limit = MAX_MESSAGE_BYTES): Serialized {
-  let json: string
+/** `json`: the message's JSON text, when the caller has already written it (see buildMessage). */
+export function serializeMessage(message: Record<string, unknown>, limit = MAX_MESSAGE_BYTES, json?: string): Serialized {
   try {
-    json = JSON.stringify(message)
+    json ??= JSON.stringify(message)
   } catch (error) {
     json = stringifyWithBigInts(message, error)
   }

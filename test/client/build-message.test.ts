@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import type { MessageType } from '../../src/message/types.js'
+import { buildMessage, type MessageDefaults } from '../../src/client/build-message.js'
 import { collector, createTestClient, installServer, trackInput } from '../helpers/client.js'
 import { deepFreeze } from '../helpers/freeze.js'
 
@@ -183,5 +184,70 @@ describe('messageId where crypto.randomUUID is missing', () => {
     const ids = new Set(Array.from({ length: 200 }, (_, i) => client.track(trackInput(i)).messageId))
     expect(ids.size).toBe(200)
     for (const id of ids) expect(id).toMatch(UUID_V4)
+  })
+})
+
+describe('the JSON text buildMessage writes', () => {
+  // Most messages have their stamped fields (type, context, messageId, timestamp) written after
+  // the JSON of the caller's fields as text; the rest are serialised whole. Either way the text is
+  // exactly JSON.stringify of the returned message, and `bytes` its UTF-8 length.
+  const NO_DEFAULTS = { context: undefined, integrations: undefined }
+  const built = (type: MessageType, input: Record<string, unknown>, defaults: MessageDefaults = NO_DEFAULTS) => {
+    const b = buildMessage(type, input, defaults)
+    expect(b.json).toBe(JSON.stringify(b.message))
+    expect(b.bytes).toBe(new TextEncoder().encode(b.json).length)
+    return b
+  }
+
+  it.each([
+    ['a plain track', 'track', { userId: 'u', event: 'e', properties: { a: [1, { b: 'ü€😀' }], n: 1.5, s: 'quote " and \\ and \n' } }],
+    ['a given timestamp (string and Date)', 'track', { userId: 'u', event: 'e', timestamp: '2020-01-02 03:04:05.6+02:00' }],
+    ['a given Date', 'identify', { anonymousId: 'a', timestamp: new Date(0) }],
+    ['a given messageId that needs escaping', 'track', { userId: 'u', event: 'e', messageId: 'a"b\\c' }],
+    ['a context of its own', 'track', { userId: 'u', event: 'e', context: { ip: '1.2.3.4' } }],
+    ['integrations of its own', 'track', { userId: 'u', event: 'e', integrations: { All: false } }],
+    ['traits on identify', 'identify', { userId: 'u', traits: { plan: 'pro' } }],
+    ['traits on page (sent as properties)', 'page', { userId: 'u', traits: { a: 1 } }],
+    ['a `type` field of its own (overwritten, never written twice)', 'track', { userId: 'u', event: 'e', type: 'identify' }],
+    ['a `type` field set to undefined', 'track', { type: undefined, userId: 'u', event: 'e' }],
+    ['fields set to undefined', 'track', { userId: 'u', anonymousId: undefined, event: 'e', properties: undefined, context: undefined }],
+  ] as Array<[string, MessageType, Record<string, unknown>]>)('%s', (_name, type, input) => {
+    const { message } = built(type, input)
+    expect(message.type).toBe(type)
+  })
+
+  it('with default context or integrations', () => {
+    built('track', { userId: 'u', event: 'e' }, { context: { app: { name: 'A' } }, integrations: undefined })
+    built('track', { userId: 'u', event: 'e' }, { context: undefined, integrations: { All: true } })
+  })
+
+  it('a message whose own toJSON decides its JSON is serialised as JSON.stringify would', () => {
+    const input = { userId: 'u', event: 'e', toJSON: () => ({ replaced: true }) }
+    expect(buildMessage('track', input, NO_DEFAULTS).json).toBe('{"replaced":true}')
+  })
+
+  it('identity fields inherited from a polluted Object.prototype still give valid JSON', () => {
+    const proto = Object.prototype as Record<string, unknown>
+    proto.userId = 'inherited'
+    try {
+      // Every field is inherited: the copy of the caller's own fields is `{}`.
+      const { json } = built('identify', {})
+      expect(JSON.parse(json)).toMatchObject({ type: 'identify', context: { library: LIBRARY } })
+    } finally {
+      delete proto.userId
+    }
+  })
+
+  it('a bigint, a Map, a too-deep or a too-large message is handled on either path', () => {
+    const big = buildMessage('track', { userId: 'u', event: 'e', properties: { n: 12345678901234567890n } }, NO_DEFAULTS)
+    expect(big.json).toContain('"properties":{"n":12345678901234567890},"type":"track",')
+    expect(big.bytes).toBe(big.json.length)
+    expect(() => buildMessage('track', { userId: 'u', event: 'e', properties: { m: new Map() } }, NO_DEFAULTS)).toThrow(/properties\.m.*Map/)
+    let deep: Record<string, unknown> = {}
+    for (let i = 0; i < 100; i++) deep = { deep }
+    expect(() => buildMessage('track', { userId: 'u', event: 'e', properties: deep }, NO_DEFAULTS)).toThrow(/`properties` nests objects and arrays too deep/)
+    const input = { userId: 'u', event: 'e', properties: { s: '€'.repeat(10_700) } }
+    const whole = { ...input, type: 'track', context: { library: LIBRARY }, messageId: 'x'.repeat(36), timestamp: 'x'.repeat(24) }
+    expect(() => buildMessage('track', input, NO_DEFAULTS)).toThrow(expect.objectContaining({ name: 'MessageTooLargeError', size: new TextEncoder().encode(JSON.stringify(whole)).length, limit: 32_000 }))
   })
 })
