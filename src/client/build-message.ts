@@ -17,11 +17,11 @@ export interface MessageDefaults {
 }
 
 /**
- * A message as the queue holds it: its JSON only (sent as is), as text or, on server runtimes,
- * as its UTF-8 bytes (`queueEncoder`, src/platform/runtime.ts), and its UTF-8 byte length.
+ * A message as the queue holds it: its JSON text only (sent as is, packed into a request body
+ * when its batch is cut) and that text's exact UTF-8 byte length.
  */
 export interface QueuedMessage {
-  json: string | Uint8Array
+  json: string
   bytes: number
 }
 
@@ -32,13 +32,9 @@ export interface BuiltMessage {
   bytes: number
 }
 
-/** A queued message's JSON text. */
-export const jsonText = (m: QueuedMessage): string =>
-  (typeof __BROWSER__ === 'boolean' && __BROWSER__) || typeof m.json === 'string' ? (m.json as string) : new TextDecoder().decode(m.json)
-
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
-  return batch.map((m) => JSON.parse(jsonText(m)) as SentMessage)
+  return batch.map((m) => JSON.parse(m.json) as SentMessage)
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */

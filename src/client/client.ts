@@ -11,7 +11,7 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { holdProcess, onPageHide, onProcessIdleExit, queueEncoder, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { bytesBodies, holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
@@ -58,8 +58,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
   readonly #store: Store
-  /** Batches handed to delivery hold their JSON as UTF-8 bytes on server runtimes (`queueEncoder`). */
-  readonly #encode = queueEncoder()
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) => this.#refuse(error))
@@ -77,7 +75,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
-    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
+    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText, bytesBodies())
     this.#events = new Emitter<ClientEvents>((error, event) =>
       console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
     )
@@ -269,9 +267,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#lastFlush = Date.now()
     if (take === 0) return
     const queued = this.#queue.splice(0, take)
-    // Batches may wait a while for a connection (a backlog, retries): on server runtimes they wait
-    // as bytes off the JavaScript heap, encoded here, off the caller's stack.
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && this.#encode) for (const m of queued) if (typeof m.json === 'string') m.json = this.#encode(m.json)
     if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined

@@ -20,7 +20,7 @@
 import type { SentMessage } from '../message/types.js'
 import { serializeMessage } from '../message/serialize.js'
 import { pageStorage, randomUUID } from '../platform/runtime.js'
-import { jsonText, type BuiltMessage, type QueuedMessage } from './build-message.js'
+import { type BuiltMessage, type QueuedMessage } from './build-message.js'
 
 export interface Store {
   /** A message was queued (built here, or adopted). */
@@ -76,7 +76,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   // One write per synchronous burst: the whole list, already serialised.
   const write = () => {
     scheduled = false
-    guard(() => (held.size ? storage.setItem(key, `[${[...held].map(jsonText).join(',')}]`) : storage.removeItem(key)))
+    guard(() => (held.size ? storage.setItem(key, `[${[...held].map((m) => m.json).join(',')}]`) : storage.removeItem(key)))
   }
   const schedule = () => {
     if (!scheduled) queueMicrotask(write)

@@ -193,19 +193,12 @@ interface BufferLike {
 const nodeBuffer = () => (globalThis as { Buffer?: BufferLike }).Buffer
 
 /**
- * How the client queues a message's JSON: on server runtimes with `Buffer` (Node, Bun), as its
- * UTF-8 bytes, which live outside the JavaScript heap (so thousands of queued messages neither
- * grow the young generation nor fill the old one with strings waiting to be collected);
- * `undefined` in browsers and workers, where the queue keeps the string (and a page's bodies stay
- * text). Decided once per client.
+ * Whether the client sends request bodies as UTF-8 bytes, written once into a buffer of their
+ * exact size when a batch is cut (src/client/batcher.ts): on server runtimes with `Buffer` (Node,
+ * Bun); in browsers and workers a body stays text. Queued messages are text everywhere.
  */
-export const queueEncoder: () => ((text: string) => Uint8Array) | undefined =
-  typeof __BROWSER__ === 'boolean' && __BROWSER__
-    ? () => undefined
-    : () => {
-      const buffer = nodeBuffer()
-      return buffer && !isBrowserLike() ? (text) => buffer.from(text) : undefined
-    }
+export const bytesBodies: () => boolean =
+  typeof __BROWSER__ === 'boolean' && __BROWSER__ ? () => false : () => !!nodeBuffer() && !isBrowserLike()
 
 /** Exact UTF-8 byte length: `Buffer.byteLength` where it exists (a native count), else `utf8Length`. */
 export const utf8ByteLength: (text: string) => number =

@@ -10,8 +10,6 @@ const queued = (bytes: number, id = 'm'): QueuedMessage => {
   return { json, bytes: utf8Length(json) }
 }
 
-/** The same message queued as its UTF-8 bytes, as the client does where `Buffer` exists. */
-const asBytes = (m: QueuedMessage): QueuedMessage => ({ json: new TextEncoder().encode(m.json as string), bytes: m.bytes })
 const text = (body: string | Uint8Array): string => (typeof body === 'string' ? body : new TextDecoder().decode(body))
 
 describe('BodyBuilder', () => {
@@ -30,16 +28,16 @@ describe('BodyBuilder', () => {
     expect(Buffer.byteLength(bodies.build([], '2026-11-22T10:00:00.000Z'))).toBe(bodies.overhead)
   })
 
-  it('from messages queued as bytes, writes the same body as bytes, of exactly size() bytes', () => {
-    const bodies = new BodyBuilder('kéy', true)
+  it('with `bytes`, writes the same body as UTF-8 bytes, exactly size() of them, filled to the end', () => {
+    const bodies = new BodyBuilder('kéy', true, true)
     const messages = [queued(50, 'a'), queued(80, 'é😀'), queued(30, 'c')]
     const sentAt = '2026-11-22T10:00:00.000Z'
-    const body = bodies.build(messages.map(asBytes), sentAt)
+    const body = bodies.build(messages, sentAt)
     expect(body).toBeInstanceOf(Uint8Array)
-    expect(text(body)).toBe(bodies.build(messages, sentAt))
+    expect(text(body)).toBe(new BodyBuilder('kéy', true).build(messages, sentAt))
     expect((body as Uint8Array).byteLength).toBe(bodies.size(messages))
-    // A text entry among bytes (never mixed by the client, but handled) is encoded in place.
-    expect(text(bodies.build([asBytes(messages[0]), messages[1], asBytes(messages[2])], sentAt))).toBe(bodies.build(messages, sentAt))
+    expect((body as Uint8Array).at(-1)).toBe(0x7d) // }
+    expect(text(bodies.build([], sentAt))).toBe(new BodyBuilder('kéy', true).build([], sentAt))
   })
 
   it('plainText adds writeKey, counted in the overhead', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
-  isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, queueEncoder, randomUUID, readDebugSetting,
+  bytesBodies, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
   setBackgroundTimeout, sleep, utf8ByteLength,
 } from '../../src/platform/runtime.js'
 import { defaultFetch } from '../../src/platform/transport.js'
@@ -41,18 +41,17 @@ describe('UTF-8 bytes', () => {
     for (const text of samples) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).byteLength)
   })
 
-  it('queueEncoder: UTF-8 bytes on a server runtime; none in a browser page or without Buffer', () => {
-    const encode = queueEncoder()!
-    expect(new TextDecoder().decode(encode('{"a":"é😀"}'))).toBe('{"a":"é😀"}')
+  it('bytesBodies: on a server runtime; not in a browser page or without Buffer', () => {
+    expect(bytesBodies()).toBe(true)
     vi.stubGlobal('Buffer', undefined)
-    expect(queueEncoder()).toBeUndefined()
+    expect(bytesBodies()).toBe(false)
     vi.unstubAllGlobals()
     const versions = Object.getOwnPropertyDescriptor(process, 'versions')!
     vi.stubGlobal('window', {})
     vi.stubGlobal('document', {})
     Object.defineProperty(process, 'versions', { ...versions, value: { ...process.versions, node: undefined } })
     try {
-      expect(queueEncoder()).toBeUndefined()
+      expect(bytesBodies()).toBe(false)
     } finally {
       Object.defineProperty(process, 'versions', versions)
     }
