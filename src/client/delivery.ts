@@ -35,6 +35,12 @@ interface Prepared {
   headers: Record<string, string>
 }
 
+/** A batch's attempts: whether it holds the slot `send` took for its first one, and its body. */
+interface Attempts {
+  held: boolean
+  prepared?: Prepared
+}
+
 const basicAuth = (writeKey: string) => {
   const bytes = new TextEncoder().encode(`${writeKey}:`)
   let binary = ''
@@ -80,18 +86,26 @@ export class Delivery {
     this.#bodies = bodies
     this.#hooks = hooks
     this.#log = log
-    this.#limiter = new Limiter(options.maxConcurrentRequests)
+    this.#limiter = new Limiter(options.maxConcurrentRequests, this.#stop.signal)
     this.#headers = options.plainText
       ? { 'Content-Type': 'text/plain' }
       : { 'Content-Type': 'application/json', Authorization: basicAuth(options.writeKey) }
   }
 
-  /** Delivers `batch`; never rejects. Failures are reported through the `failed` hook. */
+  /**
+   * Delivers `batch`; never rejects. Failures are reported through the `failed` hook. A batch
+   * waiting for a free connection slot is this one call, suspended in the limiter; its first
+   * attempt takes the slot granted here.
+   */
   async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
+    const state: Attempts = { held: false }
     let status: number
     try {
-      status = await this.#attempts(batch, keepalive)
+      if (!this.#limiter.take()) await this.#limiter.acquire()
+      state.held = true
+      status = await this.#attempts(batch, state, keepalive)
     } catch (error) {
+      if (state.held) this.#limiter.release()
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
@@ -112,11 +126,12 @@ export class Delivery {
    * once the first attempt holds its slot, so batches waiting for a slot hold only their queued
    * strings, never a second copy of them.
    */
-  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean): Promise<HttpAnswer> {
+  async #attempt(batch: QueuedMessage[], state: Attempts, keepalive: boolean): Promise<HttpAnswer> {
     const signal = this.#stop.signal
-    await this.#limiter.acquire(signal)
+    if (state.held) state.held = false
+    else await this.#limiter.acquire()
     try {
-      const { body, headers } = (prepared.value ??= await this.#prepare(batch))
+      const { body, headers } = (state.prepared ??= await this.#prepare(batch))
       return await attemptRequest(this.#options.transport, {
         url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal, keepalive,
       })
@@ -133,13 +148,12 @@ export class Delivery {
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
 
-  async #attempts(batch: QueuedMessage[], keepalive: boolean): Promise<number> {
+  async #attempts(batch: QueuedMessage[], state: Attempts, keepalive: boolean): Promise<number> {
     const options = this.#options
-    const prepared: { value?: Prepared } = {}
     return retry(
       async () => {
         try {
-          const response = await this.#attempt(batch, prepared, keepalive)
+          const response = await this.#attempt(batch, state, keepalive)
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response)
             this.#failureRun = 0

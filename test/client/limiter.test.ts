@@ -21,27 +21,47 @@ describe('Limiter', () => {
     expect(order).toEqual([3, 4, 5])
   })
 
-  it('rejects with the signal’s reason when aborted while waiting, and skips that waiter', async () => {
-    const limiter = new Limiter(1)
+  it('take() holds a free slot at once, and none when all are held', async () => {
+    const limiter = new Limiter(2)
+    expect(limiter.take()).toBe(true)
     await limiter.acquire()
-    const controller = new AbortController()
-    const aborted = limiter.acquire(controller.signal)
+    expect(limiter.take()).toBe(false)
     let granted = false
-    const next = limiter.acquire().then(() => (granted = true))
+    const waiter = limiter.acquire().then(() => (granted = true))
+    limiter.release()
+    await waiter
+    expect(granted).toBe(true)
+    expect(limiter.take()).toBe(false)
+    limiter.release()
+    expect(limiter.take()).toBe(true)
+  })
+
+  it('rejects every waiter with the signal’s reason when it aborts, with one listener for all', async () => {
+    const controller = new AbortController()
+    let listeners = 0
+    const add = controller.signal.addEventListener.bind(controller.signal)
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add
+    const limiter = new Limiter(1, controller.signal)
+    await limiter.acquire()
+    const waiters = [limiter.acquire(), limiter.acquire(), limiter.acquire()]
+    expect(listeners).toBe(1)
     const reason = new Error('stop')
     controller.abort(reason)
-    await expect(aborted).rejects.toBe(reason)
+    for (const waiter of waiters) await expect(waiter).rejects.toBe(reason)
+    // Aborted: no slot is granted any more, even a free one.
     limiter.release()
-    await next
-    expect(granted).toBe(true)
+    expect(limiter.take()).toBe(false)
+    await expect(limiter.acquire()).rejects.toBe(reason)
   })
 
   it('rejects at once with an already aborted signal', async () => {
-    const limiter = new Limiter(5)
     const controller = new AbortController()
     controller.abort(new Error('already'))
-    await expect(limiter.acquire(controller.signal)).rejects.toThrow('already')
-    // The slot was not taken: 5 more can be acquired at once.
-    for (let i = 0; i < 5; i++) await limiter.acquire()
+    const limiter = new Limiter(5, controller.signal)
+    await expect(limiter.acquire()).rejects.toThrow('already')
+    // Without a signal, 5 can be acquired at once.
+    const free = new Limiter(5)
+    for (let i = 0; i < 5; i++) await free.acquire()
+    expect(free.take()).toBe(false)
   })
 })
