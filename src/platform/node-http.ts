@@ -37,26 +37,46 @@ interface NodeHttp {
 }
 
 const MAX_SOCKETS = 64
-const modules: { http?: Promise<NodeHttp>; https?: Promise<NodeHttp> } = {}
-const agents = new Map<string, HttpAgent>()
+
+/** A protocol's module and its keep-alive agent, once loaded. */
+interface Loaded {
+  mod: NodeHttp
+  agent: HttpAgent
+}
+
+const loaded: { http?: Loaded; https?: Loaded } = {}
+const loading: { http?: Promise<Loaded>; https?: Promise<Loaded> } = {}
 
 const proc = globalThis.process as { getBuiltinModule?: (id: string) => unknown } | undefined
 
-/** `node:http(s)`: at once where `process.getBuiltinModule` exists (Node ≥ 20.16), else imported. */
-function load(protocol: 'http' | 'https'): NodeHttp | Promise<NodeHttp> {
+const withAgent = (protocol: 'http' | 'https', mod: NodeHttp): Loaded =>
+  (loaded[protocol] = { mod, agent: new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }) })
+
+/**
+ * `node:http(s)` and its agent, looked up once: at once where `process.getBuiltinModule` exists
+ * (Node ≥ 20.16), else imported. Its `request` is still read from the module at each call.
+ */
+function load(protocol: 'http' | 'https'): Loaded | Promise<Loaded> {
+  const done = loaded[protocol]
+  if (done) return done
   const specifier = `node:${protocol}`
   const builtin = proc?.getBuiltinModule?.(specifier) as NodeHttp | undefined
-  if (builtin) return builtin
-  return (modules[protocol] ??= (import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<{ default: NodeHttp }>).then((m) => m.default))
+  if (builtin) return withAgent(protocol, builtin)
+  return (loading[protocol] ??= (import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<{ default: NodeHttp }>).then((m) => loaded[protocol] ?? withAgent(protocol, m.default)))
 }
 
-/** Where a URL points, as `http.request` options: parsed once per URL (a client sends to one). */
+/**
+ * Where a URL points, as `http.request` options and the headers Node would derive from them
+ * (`Host`, and `Authorization` from credentials), since headers passed as a list are sent as
+ * they are: parsed once per URL (a client sends to one).
+ */
 interface Target {
   protocol: 'http:' | 'https:'
   hostname: string
   port?: number
   path: string
-  auth?: string
+  host: string
+  authorization?: string
 }
 
 const MAX_TARGETS = 256
@@ -70,33 +90,38 @@ function targetOf(input: string | URL): Target {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`nodeRequest: unsupported protocol ${url.protocol}`)
   // What `http.request(url)` would take from it (Node's `urlToHttpOptions`): an IPv6 host unbracketed.
   const host = url.hostname
-  target = { protocol: url.protocol, hostname: host.startsWith('[') ? host.slice(1, -1) : host, path: `${url.pathname}${url.search}` }
+  target = { protocol: url.protocol, hostname: host.startsWith('[') ? host.slice(1, -1) : host, path: `${url.pathname}${url.search}`, host: url.host }
   if (url.port !== '') target.port = Number(url.port)
-  if (url.username || url.password) target.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  if (url.username || url.password) {
+    target.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+  }
   if (targets.size >= MAX_TARGETS) targets.clear()
   targets.set(key, target)
   return target
 }
 
-/** The answer's headers, read on demand (`get` is all that delivery needs). */
+/**
+ * The answer's headers, read on demand (`get` is all that delivery needs, and only on a failure:
+ * Retry-After, the content type): Node builds `res.headers` from the raw list on first read only.
+ */
 class AnswerHeaders {
-  constructor(private readonly raw: IncomingHttpHeaders) {}
+  constructor(private readonly res: IncomingMessage) {}
   get(name: string): string | null {
-    const value = this.raw[name.toLowerCase()]
+    const value: IncomingHttpHeaders[string] = this.res.headers[name.toLowerCase()]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
   }
 }
 
 class NodeAnswer implements HttpAnswer {
+  readonly status: number
+  readonly statusText: string
+  readonly rawHeaders: string[]
   readonly headers: AnswerHeaders
-  constructor(
-    readonly status: number,
-    readonly statusText: string,
-    headers: IncomingHttpHeaders,
-    readonly rawHeaders: string[],
-    readonly bytes: Buffer,
-  ) {
-    this.headers = new AnswerHeaders(headers)
+  constructor(res: IncomingMessage, readonly bytes: Buffer) {
+    this.status = res.statusCode ?? 0
+    this.statusText = res.statusMessage ?? ''
+    this.rawHeaders = res.rawHeaders
+    this.headers = new AnswerHeaders(res)
   }
   text(): Promise<string> {
     return Promise.resolve(this.bytes.toString('utf8'))
@@ -114,16 +139,25 @@ class NodeAnswer implements HttpAnswer {
  */
 export async function nodeRequest(input: string | URL, init: NodeRequestInit = {}): Promise<NodeAnswer> {
   const target = targetOf(input)
-  const protocol = target.protocol === 'https:' ? 'https' : 'http'
-  const loading = load(protocol)
-  const mod = loading instanceof Promise ? await loading : loading
-  let agent = agents.get(protocol)
-  if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS })))
+  const found = load(target.protocol === 'https:' ? 'https' : 'http')
+  const { mod, agent } = found instanceof Promise ? await found : found
   const { body, signal, timeoutMs } = init
   // A string body goes out in one write with the headers (a Buffer would take a writev).
   const payload = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-  const headers: Record<string, string> = { ...init.headers }
-  headers['content-length'] = String(payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength)
+  // Headers as a flat list, which Node sends as is: no per-header map, name lookups or copies.
+  const headers: string[] = []
+  let host = true
+  let authorization = target.authorization !== undefined
+  for (const name in init.headers) {
+    const lower = name.toLowerCase()
+    if (lower === 'content-length') continue
+    if (lower === 'host') host = false
+    else if (lower === 'authorization') authorization = false
+    headers.push(name, init.headers[name])
+  }
+  if (host) headers.push('Host', target.host)
+  if (authorization) headers.push('Authorization', target.authorization!)
+  headers.push('Content-Length', String(payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength))
   if (signal?.aborted) throw signal.reason
   return new Promise<NodeAnswer>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -135,14 +169,14 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       settled()
       reject(error)
     }
-    const req = mod.request({ ...target, method: init.method ?? 'GET', agent, headers }, (res) => {
+    const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', agent, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
       res.on('error', fail)
       res.on('end', () => {
         settled()
         const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-        resolve(new NodeAnswer(res.statusCode ?? 0, res.statusMessage ?? '', res.headers, res.rawHeaders, data))
+        resolve(new NodeAnswer(res, data))
       })
     })
     // Both settle even if they land while the answer is being read.
