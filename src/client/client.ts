@@ -11,7 +11,7 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { bytesBodies, holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
@@ -75,7 +75,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
-    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText, bytesBodies())
+    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
     this.#events = new Emitter<ClientEvents>((error, event) =>
       console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
     )

@@ -101,7 +101,7 @@ export class Delivery {
     const state: Attempts = { held: false }
     let status: number
     try {
-      if (!this.#limiter.take()) await this.#limiter.acquire()
+      await this.#limiter.acquire()
       state.held = true
       status = await this.#attempts(batch, state, keepalive)
     } catch (error) {

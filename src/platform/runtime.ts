@@ -192,14 +192,6 @@ interface BufferLike {
 
 const nodeBuffer = () => (globalThis as { Buffer?: BufferLike }).Buffer
 
-/**
- * Whether the client sends request bodies as UTF-8 bytes, written once into a buffer of their
- * exact size when a batch is cut (src/client/batcher.ts): on server runtimes with `Buffer` (Node,
- * Bun); in browsers and workers a body stays text. Queued messages are text everywhere.
- */
-export const bytesBodies: () => boolean =
-  typeof __BROWSER__ === 'boolean' && __BROWSER__ ? () => false : () => !!nodeBuffer() && !isBrowserLike()
-
 /** Exact UTF-8 byte length: `Buffer.byteLength` where it exists (a native count), else `utf8Length`. */
 export const utf8ByteLength: (text: string) => number =
   typeof __BROWSER__ === 'boolean' && __BROWSER__ ? utf8Length : (text) => nodeBuffer()?.byteLength(text) ?? utf8Length(text)

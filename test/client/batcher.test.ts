@@ -10,7 +10,6 @@ const queued = (bytes: number, id = 'm'): QueuedMessage => {
   return { json, bytes: utf8Length(json) }
 }
 
-const text = (body: string | Uint8Array): string => (typeof body === 'string' ? body : new TextDecoder().decode(body))
 
 describe('BodyBuilder', () => {
   it('assembles the envelope from the message strings; size() is its exact UTF-8 length', () => {
@@ -26,18 +25,6 @@ describe('BodyBuilder', () => {
     expect(bodies.size(messages)).toBe(Buffer.byteLength(body))
     expect(bodies.size([])).toBe(bodies.overhead)
     expect(Buffer.byteLength(bodies.build([], '2026-11-22T10:00:00.000Z'))).toBe(bodies.overhead)
-  })
-
-  it('with `bytes`, writes the same body as UTF-8 bytes, exactly size() of them, filled to the end', () => {
-    const bodies = new BodyBuilder('kéy', true, true)
-    const messages = [queued(50, 'a'), queued(80, 'é😀'), queued(30, 'c')]
-    const sentAt = '2026-11-22T10:00:00.000Z'
-    const body = bodies.build(messages, sentAt)
-    expect(body).toBeInstanceOf(Uint8Array)
-    expect(text(body)).toBe(new BodyBuilder('kéy', true).build(messages, sentAt))
-    expect((body as Uint8Array).byteLength).toBe(bodies.size(messages))
-    expect((body as Uint8Array).at(-1)).toBe(0x7d) // }
-    expect(text(bodies.build([], sentAt))).toBe(new BodyBuilder('kéy', true).build([], sentAt))
   })
 
   it('plainText adds writeKey, counted in the overhead', () => {

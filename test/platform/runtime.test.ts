@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
-  bytesBodies, isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
+  isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
   setBackgroundTimeout, sleep, utf8ByteLength,
 } from '../../src/platform/runtime.js'
 import { defaultFetch } from '../../src/platform/transport.js'
@@ -41,21 +41,6 @@ describe('UTF-8 bytes', () => {
     for (const text of samples) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).byteLength)
   })
 
-  it('bytesBodies: on a server runtime; not in a browser page or without Buffer', () => {
-    expect(bytesBodies()).toBe(true)
-    vi.stubGlobal('Buffer', undefined)
-    expect(bytesBodies()).toBe(false)
-    vi.unstubAllGlobals()
-    const versions = Object.getOwnPropertyDescriptor(process, 'versions')!
-    vi.stubGlobal('window', {})
-    vi.stubGlobal('document', {})
-    Object.defineProperty(process, 'versions', { ...versions, value: { ...process.versions, node: undefined } })
-    try {
-      expect(bytesBodies()).toBe(false)
-    } finally {
-      Object.defineProperty(process, 'versions', versions)
-    }
-  })
 })
 
 describe('timers', () => {
