@@ -35,12 +35,6 @@ interface Prepared {
   headers: Record<string, string>
 }
 
-/** A batch's attempts: whether it holds the slot `send` took for its first one, and its body. */
-interface Attempts {
-  held: boolean
-  prepared?: Prepared
-}
-
 const basicAuth = (writeKey: string) => {
   const bytes = new TextEncoder().encode(`${writeKey}:`)
   let binary = ''
@@ -98,14 +92,13 @@ export class Delivery {
    * attempt takes the slot granted here.
    */
   async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
-    const state: Attempts = { held: false }
     let status: number
     try {
+      // Released by the first attempt; left held only if the client is stopped before it starts
+      // (then the limiter grants no slot anyway).
       await this.#limiter.acquire()
-      state.held = true
-      status = await this.#attempts(batch, state, keepalive)
+      status = await this.#attempts(batch, keepalive)
     } catch (error) {
-      if (state.held) this.#limiter.release()
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
@@ -122,16 +115,15 @@ export class Delivery {
   }
 
   /**
-   * One attempt holds a connection slot; a batch waiting to retry does not. The body is built
-   * once the first attempt holds its slot, so batches waiting for a slot hold only their queued
-   * strings, never a second copy of them.
+   * One attempt holds a connection slot (the first, the one `send` took); a batch waiting to
+   * retry does not. The body is built once the first attempt holds its slot, so batches waiting
+   * for a slot hold only their queued strings, never a second copy of them.
    */
-  async #attempt(batch: QueuedMessage[], state: Attempts, keepalive: boolean): Promise<HttpAnswer> {
+  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean, retry: boolean): Promise<HttpAnswer> {
     const signal = this.#stop.signal
-    if (state.held) state.held = false
-    else await this.#limiter.acquire()
+    if (retry) await this.#limiter.acquire()
     try {
-      const { body, headers } = (state.prepared ??= await this.#prepare(batch))
+      const { body, headers } = (prepared.value ??= await this.#prepare(batch))
       return await attemptRequest(this.#options.transport, {
         url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal, keepalive,
       })
@@ -148,12 +140,13 @@ export class Delivery {
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
 
-  async #attempts(batch: QueuedMessage[], state: Attempts, keepalive: boolean): Promise<number> {
+  async #attempts(batch: QueuedMessage[], keepalive: boolean): Promise<number> {
     const options = this.#options
+    const prepared: { value?: Prepared } = {}
     return retry(
-      async () => {
+      async (n) => {
         try {
-          const response = await this.#attempt(batch, state, keepalive)
+          const response = await this.#attempt(batch, prepared, keepalive, n > 1)
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response)
             this.#failureRun = 0
