@@ -125,8 +125,19 @@ export interface DeletionRequest {
 
 export type WebhookInput = CollectedMessage | DeletionRequest
 
+/**
+ * `toISOString()`'s own form. Every timestamp reaching `toIso` was validated (a real instant, day
+ * within its month), and the pattern rules out hour 24 (which `Date` moves to the next day), so a
+ * string of this form is already what the round trip through `Date` would return.
+ */
+const CANONICAL_ISO = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/
+
 const toIso = (value: Date | string | undefined): string =>
-  value === undefined ? new Date().toISOString() : new Date(value).toISOString()
+  value === undefined
+    ? new Date().toISOString()
+    : typeof value === 'string' && CANONICAL_ISO.test(value)
+      ? value
+      : new Date(value).toISOString()
 
 /**
  * One payload in a stable member order: version, type, ids, the type's own members, timestamp,

@@ -144,4 +144,13 @@ describe('toWebhookPayload', () => {
       expect((error as Error).message).toMatch(message)
     }
   })
+
+  it('timestamp: the canonical ISO form kept as given, any other form (offset, no millis, hour 24, Date) normalised', () => {
+    const at = (timestamp: unknown) => (toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp } as CollectedMessage) as { timestamp: string }).timestamp
+    expect(at('2026-11-22T10:00:00.123Z')).toBe('2026-11-22T10:00:00.123Z')
+    expect(at('2026-11-22T10:00:00Z')).toBe('2026-11-22T10:00:00.000Z')
+    expect(at('2026-11-22T12:00:00.000+02:00')).toBe('2026-11-22T10:00:00.000Z')
+    expect(at('2026-11-22T24:00:00.000Z')).toBe('2026-11-23T00:00:00.000Z')
+    expect(at(new Date('2026-11-22T10:00:00.5Z'))).toBe('2026-11-22T10:00:00.500Z')
+  })
 })

@@ -14,6 +14,20 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 export function writeKeyFromHeader(request: Request): string | undefined {
   const header = request.headers.get('authorization')
   if (header === null) return undefined
+  const known = decodedKeys.get(header)
+  if (known !== undefined) return known
+  const key = decodeBasic(header)
+  // A sender repeats one header on every request: decode each distinct value once, in a bounded
+  // memo (oldest out first) so a stream of distinct headers cannot grow it. Failures are not kept.
+  if (decodedKeys.size >= MEMO_LIMIT) decodedKeys.delete(decodedKeys.keys().next().value as string)
+  decodedKeys.set(header, key)
+  return key
+}
+
+const MEMO_LIMIT = 1000
+const decodedKeys = new Map<string, string>()
+
+function decodeBasic(header: string): string {
   const match = /^basic\s+(\S*)\s*$/i.exec(header.trim())
   if (!match) throw unauthorized('Expected `Authorization: Basic base64(writeKey:)`.')
   const encoded = match[1]
