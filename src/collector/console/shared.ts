@@ -83,7 +83,18 @@ function shareable(source: string, message: Record<string, unknown>, forward: Fo
   const notice: AcceptedNotice = 'body' in forward
     ? { s: source, m: message, ...(forward.body !== undefined && { b: forward.body }), ...(forward.traceId !== undefined && { t: forward.traceId }) }
     : { s: source, m: message, o: forward.outcome, r: forward.reason }
-  const size = encoder.encode(stringifyExact(message, true)).length + (notice.b === undefined ? 0 : encoder.encode(notice.b).length)
+  // Sized once, with the native serialiser (a bigint, which only the lossless parse makes, needs
+  // the lossless one). A string of n UTF-16 units is n to 3n UTF-8 bytes: encode only when that
+  // range straddles the limit or the size is to be shown.
+  let text: string
+  try {
+    text = JSON.stringify(message)
+  } catch {
+    text = stringifyExact(message, true)
+  }
+  const units = text.length + (notice.b === undefined ? 0 : notice.b.length)
+  if (units * 3 <= MAX_SHARED_BYTES) return notice
+  const size = encoder.encode(text).length + (notice.b === undefined ? 0 : encoder.encode(notice.b).length)
   if (size <= MAX_SHARED_BYTES) return notice
   const { type, event, name, userId, messageId, receivedAt } = message
   delete notice.b

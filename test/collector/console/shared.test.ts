@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { ConsoleRecorder } from '../../../src/collector/console/recorder.js'
+import { shareConsole } from '../../../src/collector/console/shared.js'
+import type { QueueBus } from '../../../src/collector/state/bus.js'
+
+function sharedWithBus() {
+  const published: Array<{ topic: string; data: any }> = []
+  const bus = {
+    publish: async (topic: string, data: unknown) => void published.push({ topic, data }),
+    subscribe: () => () => {},
+  } as unknown as QueueBus
+  return { shared: shareConsole(new ConsoleRecorder(), bus, { now: () => 0 }), published }
+}
+
+describe('shareConsole: the accepted-message notice', () => {
+  it('a small message is shared whole, with its body', () => {
+    const { shared, published } = sharedWithBus()
+    const message = { type: 'track', event: 'Ping', userId: 'u', messageId: 'm1' }
+    shared.record('web', message, { body: '{"x":1}', traceId: 't1' })
+    expect(published).toStrictEqual([{ topic: 'accepted', data: { s: 'web', m: message, b: '{"x":1}', t: 't1' } }])
+  })
+
+  it('a message past 6,000 UTF-8 bytes (multi-byte text counted as bytes) is shared as a summary with its exact size', () => {
+    const { shared, published } = sharedWithBus()
+    // 2,100 three-byte characters: 2,100 UTF-16 units, 6,300 bytes (+ the rest of the JSON).
+    const message = { type: 'track', event: 'Big', userId: 'u', messageId: 'm2', properties: { text: '€'.repeat(2_100) } }
+    const size = new TextEncoder().encode(JSON.stringify(message)).length
+    shared.record('web', message, { outcome: 'not forwarded', reason: 'no destination' })
+    expect(published[0].data.m).toStrictEqual({
+      type: 'track', event: 'Big', name: undefined, userId: 'u', messageId: 'm2', receivedAt: undefined,
+      note: `${size} bytes: shown in the console of the collector process that accepted it`,
+    })
+  })
+
+  it('a message with a bigint (from the lossless parse) is sized with the lossless serialiser', async () => {
+    const { loadExactJson } = await import('../../../src/collector/ingest/exact-json.js')
+    await loadExactJson()
+    const { shared, published } = sharedWithBus()
+    const message = { type: 'track', event: 'Id', userId: 'u', messageId: 'm3', properties: { id: 12345678901234567890n } }
+    shared.record('web', message, { outcome: 'not forwarded', reason: 'no destination' })
+    expect(published[0].data.m).toBe(message)
+  })
+})
