@@ -164,6 +164,9 @@ export class JobRunner {
       added.forEach((retry, i) => retry && done.add(i))
     }
     const todo = items.flatMap((_, i) => (done.has(i) ? [] : [i]))
+    // Claims are made in the pacer's turn, as its first attempt is: not while ingest has the loop.
+    await this.deps.pacer.turn()
+    if (this.deps.closing()) return this.#handBack(job, token, 0)
     // De-duplication: this job claims its ids (a re-run finds them still its own).
     const ids = todo.flatMap((i) => (items[i][2] === null ? [] : [items[i][2]]))
     const held = await this.deps.counters.claim(source, ids, String(job.id), DEDUP_TTL_MS)

@@ -55,6 +55,17 @@ export class Pacer {
     this.#pump()
   }
 
+  /**
+   * Resolves when an attempt could start (in its place in the line), without keeping a place:
+   * work that leads to attempts (a batch job's de-duplication claims, a queue server round trip)
+   * waits here, so it is not done while ingest has the loop.
+   */
+  turn(): Promise<void> | undefined {
+    const admitted = this.admit()
+    if (admitted === undefined) return void this.release()
+    return admitted.then(() => this.release())
+  }
+
   #limit(): number {
     const ingesting = this.#ingesting > 0 || Date.now() - this.#lastIngestAt < this.quietMs
     return ingesting && this.saturated() ? this.busy : this.concurrency

@@ -23,6 +23,21 @@ describe('Pacer', () => {
     expect(third).toBe(true)
   })
 
+  it('turn(): resolves when an attempt could start, keeping no place (the next admit still gets one)', async () => {
+    const pacer = new Pacer(1, () => true, 1, 50)
+    expect(pacer.turn()).toBeUndefined()
+    expect(pacer.admit()).toBeUndefined()
+    let turned = false
+    void pacer.turn()!.then(() => (turned = true))
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(turned).toBe(false)
+    pacer.release()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(turned).toBe(true)
+    // The turn gave its place back: an attempt is admitted at once.
+    expect(pacer.admit()).toBeUndefined()
+  })
+
   it('while requests are being taken in on a saturated event loop, only `busy` at once; all of them once ingest pauses for `quietMs`', async () => {
     const pacer = new Pacer(4, () => true, 1, 50)
     pacer.ingestStarted()
