@@ -24,6 +24,7 @@ import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, s
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { readsHeldBodies } from './http/held-bodies.js'
+import { markReadiness } from './http/readiness.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { loadExactJson } from './ingest/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
@@ -202,6 +203,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const started = Promise.all([settings.ready, bus?.ready().catch(() => {}), loadExactJson()]).then(() => void (ready = true))
   // Every body is read through `readBodyText`: the Node listener may hand it bodies it already holds.
   const fetch = readsHeldBodies((request: Request) => (ready ? handle(request) : started.then(() => handle(request))))
+  // A server listens once requests would not wait, queue server connected included (startServer).
+  markReadiness(fetch, Promise.all([started, queue.ready?.()]).then(() => {}, () => {}))
 
   async function drain(timeoutMs: number): Promise<DrainReport> {
     settings.close()

@@ -63,6 +63,11 @@ export interface DeliveryQueue {
    */
   readonly durable: boolean
   /**
+   * Resolves once the queue can take deliveries without waiting (a queue server: connected);
+   * rejects when it cannot be used (already reported). Absent: at once.
+   */
+  ready?(): Promise<void>
+  /**
    * Takes the deliveries of one request as a unit: all of them, or none when they do not fit
    * under the source's backlog limit (`false`: the caller answers 503). Resolves once they are
    * held (in memory at once; in a queue server once it has them). `ignoreLimit` is for the

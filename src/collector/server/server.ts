@@ -5,10 +5,14 @@
  * `isomorphic-analytics/collector` stays importable on Bun, Deno and workers, where only
  * `createCollector(...).fetch` is used.
  *
+ * It starts listening once the collector is ready (queue server connected, saved settings applied;
+ * at most `READY_TIMEOUT_MS`), so no sender pays for the start-up.
+ *
  * Limits: request headers at most `maxHeaderSize` bytes (431 beyond), a request must arrive
  * within `requestTimeout`. Malformed HTTP is answered 400 by the parser hook, never thrown.
  */
 import type { Socket } from 'node:net'
+import { readinessOf } from '../http/readiness.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 
 export interface ServerOptions {
@@ -67,6 +71,26 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   )
 }
 
+/** How long `startServer` waits for the collector to be ready before it listens anyway. */
+export const READY_TIMEOUT_MS = 10_000
+
+/**
+ * Waits until `handler` serves without making requests wait (the collector: queue server connected,
+ * saved settings applied), at most `READY_TIMEOUT_MS`; past that, reports it and returns (the
+ * server then listens, and requests wait for the collector as they would have).
+ */
+async function untilReady(handler: object, onError = (error: unknown) => console.error('isomorphic-analytics server:', error)): Promise<void> {
+  const ready = readinessOf(handler)
+  if (ready === undefined) return
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), READY_TIMEOUT_MS)))
+  const timedOut = await Promise.race([ready.then(() => false), late])
+  clearTimeout(timer)
+  if (timedOut) {
+    onError(new Error(`The collector was not ready after ${READY_TIMEOUT_MS / 1_000} s (is its queue server reachable?); listening anyway: requests wait until it is.`))
+  }
+}
+
 export async function startServer(
   target: FetchHandler | { fetch: FetchHandler },
   options: ServerOptions = {},
@@ -85,6 +109,7 @@ export async function startServer(
     createRequestListener(target, { ...(options.onError && { onError: options.onError }), streams }),
   )
   server.on('clientError', answerClientError)
+  await untilReady(typeof target === 'function' ? target : target.fetch, options.onError)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 8700, host, () => {
