@@ -23,7 +23,8 @@ import type { DeliveryQueue } from './delivery/queue.js'
 import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
-import { readsHeldBodies } from './http/held-bodies.js'
+import { withCore, type CollectorCore } from './http/direct.js'
+import { JsonAnswer } from './http/errors.js'
 import { markReadiness } from './http/readiness.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { loadExactJson } from './ingest/exact-json.js'
@@ -188,7 +189,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
       ? { record: sharedConsole.record, traceId: sharedConsole.traceId }
       : recorder && { record: recorder.accepted.bind(recorder) }),
   })
-  const handle = createHandler({
+  const core = createHandler({
     ingest,
     admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
@@ -201,8 +202,12 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // routed with them and the console shows them, and for the bus, so this process hears the others.
   let ready = false
   const started = Promise.all([settings.ready, bus?.ready().catch(() => {}), loadExactJson()]).then(() => void (ready = true))
-  // Every body is read through `readBodyText`: the Node listener may hand it bodies it already holds.
-  const fetch = readsHeldBodies((request: Request) => (ready ? handle(request) : started.then(() => handle(request))))
+  const answer: CollectorCore = (head, full) => (ready ? core(head, full) : started.then(() => core(head, full)))
+  // The Node server calls `answer` directly (no web objects on the ingest path; see http/direct.ts).
+  const fetch = withCore(async (request: Request) => {
+    const made = await answer(request, () => request)
+    return made instanceof JsonAnswer ? made.toResponse() : made
+  }, answer)
   // A server listens once requests would not wait, queue server connected included (startServer).
   markReadiness(fetch, Promise.all([started, queue.ready?.()]).then(() => {}, () => {}))
 

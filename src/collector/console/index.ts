@@ -6,6 +6,7 @@
  */
 import type { ResolvedConfig } from '../config.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
+import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
@@ -80,13 +81,16 @@ export function createConsole(options: {
   }
 }
 
-/** The console's answer to `request`, or `undefined` when `path` is not the console's. */
-export function routeConsole(request: Request, path: string, context: ConsoleContext | undefined): Promise<Response> | undefined {
+/**
+ * The console's answer to `head`, or `undefined` when `path` is not the console's. Its admin
+ * endpoints read the web `Request` (`full()`).
+ */
+export function routeConsole(head: RequestHead, path: string, context: ConsoleContext | undefined, full: () => Request): Promise<Response> | undefined {
   if (path === '/console' || path.startsWith('/console/')) {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return Promise.reject(methodNotAllowed(request.method, path, 'GET'))
+    if (head.method !== 'GET' && head.method !== 'HEAD') return Promise.reject(methodNotAllowed(head.method, path, 'GET'))
     const asset = consoleAsset(path, context !== undefined)
     return asset ? Promise.resolve(asset) : Promise.reject(notFound(path))
   }
-  if (context !== undefined && path.startsWith('/v1/admin/')) return handleConsoleEndpoint(request, path, context)
+  if (context !== undefined && path.startsWith('/v1/admin/')) return handleConsoleEndpoint(full(), path, context)
   return undefined
 }

@@ -3,6 +3,7 @@
  * browser's CORS-free `text/plain` form, from `writeKey` in the body. Admin endpoints use a bearer
  * token compared in constant time.
  */
+import type { RequestHead } from './direct.js'
 import { HttpProblem, unauthorized } from './errors.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
@@ -11,7 +12,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
  * The write key of a `Basic` Authorization header; `undefined` when there is no header.
  * A header that is present but unreadable is a 401 saying why.
  */
-export function writeKeyFromHeader(request: Request): string | undefined {
+export function writeKeyFromHeader(request: RequestHead): string | undefined {
   const header = request.headers.get('authorization')
   if (header === null) return undefined
   const known = decodedKeys.get(header)
@@ -53,7 +54,7 @@ function decodeBasic(header: string): string {
  * strict as Basic auth: exactly one non-empty key, and an `Authorization` header, if one is sent
  * too, must name the same key.
  */
-export function writeKeyFromQuery(request: Request): string {
+export function writeKeyFromQuery(request: RequestHead): string {
   const keys = new URL(request.url).searchParams.getAll('writeKey')
   if (keys.length === 0) throw unauthorized('Missing write key: send `?writeKey=KEY` in the URL.')
   if (keys.length > 1) throw unauthorized('Expected one `writeKey` in the URL, got several.')

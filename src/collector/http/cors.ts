@@ -3,16 +3,17 @@
  * `*` without one), and a preflight `OPTIONS` is answered 204 with the methods and headers the
  * ingest calls use. Write keys are public by design, so any origin may send.
  */
+import type { RequestHead } from './direct.js'
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Content-Encoding'
 
-export function corsHeaders(request: Request): Record<string, string> {
+export function corsHeaders(request: RequestHead): Record<string, string> {
   const origin = request.headers.get('origin')
   if (origin === null || origin === '') return { 'access-control-allow-origin': '*' }
   return { 'access-control-allow-origin': origin, vary: 'Origin' }
 }
 
-export function preflight(request: Request): Response {
+export function preflight(request: RequestHead): Response {
   const requested = request.headers.get('access-control-request-headers')
   return new Response(null, {
     status: 204,

@@ -1,10 +1,10 @@
 /**
- * Errors that know their HTTP status and render themselves as JSON responses
+ * Errors that know their HTTP status and render themselves as JSON answers
  * (`{ "success": false, "error": { "code", "message", "field"? } }`), caught by the one
- * top-level `catch` of the handler (the shape of hono's `HTTPException`).
+ * top-level `catch` of the handler (the shape of hono's `HTTPException`); and the JSON answer
+ * itself, which becomes a `Response` only for a caller that needs one (see http/direct.ts).
  */
 import { isMessageTooLargeError, isValidationError } from '../../errors.js'
-import { holdResponseText } from './held-bodies.js'
 
 export type HttpErrorCode =
   | 'BAD_REQUEST'
@@ -44,18 +44,32 @@ export class HttpProblem extends Error {
     this.headers = options.headers ?? {}
   }
 
-  toResponse(extraHeaders: Record<string, string> = {}): Response {
+  toAnswer(extraHeaders: Record<string, string> = {}): JsonAnswer {
     const error: Record<string, string> = { code: this.code, message: this.message }
     if (this.field !== undefined) error.field = this.field
-    return jsonResponse(this.status, { success: false, error }, { ...this.headers, ...extraHeaders })
+    return jsonAnswer(this.status, { success: false, error }, { ...this.headers, ...extraHeaders })
   }
 }
 
+/** A JSON answer: its status, its headers (lower-case names) and its text. */
+export class JsonAnswer {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly text: string,
+  ) {}
+
+  toResponse(): Response {
+    return new Response(this.text, { status: this.status, headers: this.headers })
+  }
+}
+
+export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): JsonAnswer {
+  return new JsonAnswer(status, { 'content-type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(body))
+}
+
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  const text = JSON.stringify(body)
-  const response = new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
-  // The Node listener writes this text instead of reading the body back.
-  return holdResponseText(response, text)
+  return jsonAnswer(status, body, headers).toResponse()
 }
 
 export const badRequest = (code: HttpErrorCode, message: string, field?: string) =>

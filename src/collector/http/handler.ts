@@ -1,5 +1,6 @@
 /**
- * The fetch-style handler: `(request) => Promise<Response>`, web-standard globals only. Routes a
+ * The collector's handler, web-standard globals only: `(head, full) => Promise<Response |
+ * JsonAnswer>` (see ./direct.ts; `createCollector` makes it the fetch-style `fetch`). Routes a
  * request to ingest (`../ingest/accept.ts`) or to the admin endpoints (`../admin/`), answers CORS
  * preflights and refuses work while closing. Every failure is an `HttpProblem` that renders itself, through
  * the one `catch` at the top; anything else is a bug, reported and answered 500.
@@ -13,7 +14,8 @@ import type { Ingest } from '../ingest/accept.js'
 import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
 import { corsHeaders, preflight } from './cors.js'
-import { HttpProblem, jsonResponse, methodNotAllowed, notFound, toHttpProblem } from './errors.js'
+import type { CollectorCore, RequestHead } from './direct.js'
+import { HttpProblem, jsonAnswer, methodNotAllowed, notFound, toHttpProblem, type JsonAnswer } from './errors.js'
 import { readBodyText } from './read-body.js'
 
 type Route =
@@ -56,21 +58,21 @@ export interface HandlerContext {
   console: ConsoleContext | undefined
 }
 
-export function createHandler(context: HandlerContext): (request: Request) => Promise<Response> {
+export function createHandler(context: HandlerContext): CollectorCore {
   const routes = buildRoutes(context.admin !== undefined)
 
   /** analytics.js's metrics: read (within the body limit), counted, answered 200, not forwarded. */
-  async function metrics(request: Request): Promise<Response> {
+  async function metrics(request: RequestHead): Promise<JsonAnswer> {
     await readBodyText(request)
     context.tally.metrics()
-    return jsonResponse(200, { success: true }, corsHeaders(request))
+    return jsonAnswer(200, { success: true }, corsHeaders(request))
   }
 
-  return async function fetch(request: Request): Promise<Response> {
+  return async function answer(request, full) {
     context.tally.request()
     try {
       const path = new URL(request.url).pathname.replace(/\/+$/, '') || '/'
-      const page = routeConsole(request, path, context.console)
+      const page = routeConsole(request, path, context.console, full)
       if (page !== undefined) return await page
       const route = routes.get(path)
       if (route === undefined) throw notFound(path)
@@ -81,7 +83,7 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
         throw new HttpProblem(503, 'CLOSED', 'The collector is shutting down; retry later.', { headers: { 'retry-after': '5' } })
       }
       if (route.kind === 'admin') {
-        const response = await handleAdmin(route.name, request, context.admin!)
+        const response = await handleAdmin(route.name, full(), context.admin!)
         for (const [name, value] of Object.entries(corsHeaders(request))) response.headers.set(name, value)
         return response
       }
@@ -93,7 +95,7 @@ export function createHandler(context: HandlerContext): (request: Request) => Pr
       if (problem.code === 'INTERNAL') context.onError(error)
       else context.log(`${request.method} ${maskUrl(request.url)} → ${problem.status} ${problem.code}: ${problem.message}`)
       request.body?.cancel().catch(() => {})
-      return problem.toResponse(corsHeaders(request))
+      return problem.toAnswer(corsHeaders(request))
     }
   }
 }

@@ -6,14 +6,14 @@
  */
 import { MAX_BATCH_BYTES } from '../../limits.js'
 import { HttpProblem, badRequest, payloadTooLarge } from './errors.js'
-import { heldRequestBody } from './held-bodies.js'
+import { heldRequestBody, type RequestHead } from './direct.js'
 
 type Encoding = 'identity' | 'gzip' | 'deflate'
 
 /** Worst-case growth of deflate over stored data is tiny; this bounds the compressed input too. */
 const COMPRESSED_OVERHEAD = 64 * 1024
 
-function contentEncoding(request: Request): Encoding {
+function contentEncoding(request: RequestHead): Encoding {
   const header = (request.headers.get('content-encoding') ?? '').trim().toLowerCase()
   if (header === '' || header === 'identity') return 'identity'
   if (header === 'gzip' || header === 'x-gzip') return 'gzip'
@@ -46,7 +46,7 @@ function inflate(body: ReadableStream<Uint8Array>, encoding: 'gzip' | 'deflate',
     .pipeThrough(new DecompressionStream(encoding) as unknown as TransformStream<Uint8Array, Uint8Array>)
 }
 
-export async function readBodyText(request: Request, limit: number = MAX_BATCH_BYTES): Promise<string> {
+export async function readBodyText(request: RequestHead, limit: number = MAX_BATCH_BYTES): Promise<string> {
   const encoding = contentEncoding(request)
   const declared = Number(request.headers.get('content-length'))
   if (encoding === 'identity' && Number.isFinite(declared) && declared > limit) {

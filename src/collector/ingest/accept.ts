@@ -12,7 +12,8 @@ import { deferredTrace, type DeferredTrace } from '../console/recorder.js'
 import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
 import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
-import { HttpProblem, jsonResponse } from '../http/errors.js'
+import type { RequestHead } from '../http/direct.js'
+import { HttpProblem, jsonAnswer, type JsonAnswer } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
@@ -54,7 +55,7 @@ export interface IngestContext {
 // RudderStack's Node SDK sends its (gzipped) JSON as application/x-www-form-urlencoded.
 const CONTENT_TYPE = /^(?:application\/json|text\/plain|application\/x-www-form-urlencoded)(?:\s*;\s*(.*))?$/i
 
-function checkContentType(request: Request): void {
+function checkContentType(request: RequestHead): void {
   const header = request.headers.get('content-type')
   if (header === null || header.trim() === '') return
   const match = CONTENT_TYPE.exec(header.trim())
@@ -120,7 +121,7 @@ export interface IngestOptions {
   keyInQuery?: boolean
 }
 
-export type Ingest = (kind: BodyKind, request: Request, options?: IngestOptions) => Promise<Response>
+export type Ingest = (kind: BodyKind, request: RequestHead, options?: IngestOptions) => Promise<JsonAnswer>
 
 export function createIngest(context: IngestContext): Ingest {
   return async function ingest(kind, request, options = {}) {
@@ -179,6 +180,6 @@ export function createIngest(context: IngestContext): Ingest {
       context.log(`${source.name}: accepted ${count(messages.length, 'message')}, forwarding ${count(deliveries.length, 'payload')} (received at ${receivedAt})`)
     }
     context.onAccepted?.({ source: source.name, body: body as Record<string, unknown>, messages, violations })
-    return jsonResponse(200, { success: true }, corsHeaders(request))
+    return jsonAnswer(200, { success: true }, corsHeaders(request))
   }
 }

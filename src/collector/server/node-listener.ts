@@ -6,15 +6,17 @@
  * only the objects Node hands it (no `node:` import), so it also plugs into an existing
  * `http.createServer`, Express or Fastify app.
  *
- * The collector's own handler gets a cheaper path (`../http/held-bodies.ts`): a body whose declared
+ * The collector's own handler gets a direct path (`../http/direct.ts`): a body whose declared
  * length is within the batch limit is read whole with Node's streams and handed over beside a
- * bodiless `Request`, and its JSON answers are written from the text they were made of. Two web
- * streams per request are a large share of a small request's CPU.
+ * plain request head (URL, method, Node's parsed headers), and its JSON answers are written from
+ * their text. A web `Request` and `Response` per request cost more CPU than the rest of a small
+ * batch's HTTP handling; one is made only for a route that reads it (the console, admin).
  * An unexpected error is reported and answered 500; it never escapes to crash the process.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES } from '../../limits.js'
-import { heldResponseText, holdRequestBody, takesHeldBodies } from '../http/held-bodies.js'
+import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
+import { JsonAnswer } from '../http/errors.js'
 
 export type FetchHandler = (request: Request) => Promise<Response>
 
@@ -91,12 +93,32 @@ function readWhole(req: IncomingMessage, length: number): Promise<Buffer | undef
   })
 }
 
-export function toRequest(req: IncomingMessage, heldBody?: Uint8Array): Request {
+/** The URL the client used (so logs show it): with the Host header when it is a plain host[:port]. */
+function urlOf(req: IncomingMessage): string {
   const target = req.url ?? '/'
-  // The URL the client used (so logs show it): the Host header when it is a plain host[:port].
   const host = req.headers.host
   const origin = `http${(req.socket as { encrypted?: boolean }).encrypted ? 's' : ''}://${host && /^[\w.:[\]-]+$/.test(host) ? host : 'localhost'}`
-  const url = target.startsWith('/') ? `${origin}${target}` : new URL(target).href
+  return target.startsWith('/') ? `${origin}${target}` : new URL(target).href
+}
+
+/** A request whose body was read whole, as the collector's core reads it (no web objects). */
+function headOf(req: IncomingMessage, body: Uint8Array): RequestHead {
+  const { headers } = req
+  return holdRequestBody({
+    url: urlOf(req),
+    method: req.method ?? 'GET',
+    headers: {
+      get(name) {
+        const value = headers[name.toLowerCase()]
+        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+      },
+    },
+    body: null,
+  }, body)
+}
+
+export function toRequest(req: IncomingMessage, heldBody?: Uint8Array): Request {
+  const url = urlOf(req)
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
   const method = req.method ?? 'GET'
@@ -144,20 +166,24 @@ async function streamResponse(body: ReadableStream<Uint8Array>, status: number, 
 }
 
 /** Writes the answer. It is buffered (the collector's answers are a few bytes of JSON), but for an event stream. */
-async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse, streams?: Set<() => void>): Promise<void> {
+async function writeResponse(response: Response | JsonAnswer, req: IncomingMessage, res: ServerResponse, streams?: Set<() => void>): Promise<void> {
+  if (response instanceof JsonAnswer) return writeBuffered(response.status, { ...response.headers }, response.text, req, res)
   const headers: Record<string, string> = {}
   response.headers.forEach((value, name) => (headers[name] = value))
   if (response.body !== null && /^text\/event-stream/i.test(headers['content-type'] ?? '')) {
     return streamResponse(response.body, response.status, headers, res, streams)
   }
-  // Answered before the body was read (refused): this connection carries no further request.
-  if (!req.complete) headers.connection = 'close'
   // Text goes out as a string: Node then writes it in one go with the headers.
   const textual = /^(?:application\/json|text\/)/i.test(headers['content-type'] ?? '')
-  const held = heldResponseText(response)
-  const body = held ?? (response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer()))
+  const body = response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer())
+  writeBuffered(response.status, headers, body, req, res)
+}
+
+function writeBuffered(status: number, headers: Record<string, string>, body: string | Buffer | undefined, req: IncomingMessage, res: ServerResponse): void {
+  // Answered before the body was read (refused): this connection carries no further request.
+  if (!req.complete) headers.connection = 'close'
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)
-  res.writeHead(response.status, headers)
+  res.writeHead(status, headers)
   res.end(body)
 }
 
@@ -165,6 +191,25 @@ function plainError(res: ServerResponse, status: number, code: string, message: 
   const body = JSON.stringify({ success: false, error: { code, message } })
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
   res.end(body)
+}
+
+/**
+ * How `req` is answered: by the collector's core with a plain head when its body can be read whole
+ * first (a web `Request` only if its route asks, `full`), else by `handle` with a `Request`
+ * streaming the body. Resolves once the body is read (with nothing to answer, `undefined`: the
+ * client went away) and throws what makes the request malformed.
+ */
+async function prepare(req: IncomingMessage, handle: FetchHandler, core: CollectorCore | undefined): Promise<(() => Promise<Response | JsonAnswer>) | undefined> {
+  const length = core === undefined ? undefined : holdableLength(req)
+  if (length === undefined) {
+    const request = toRequest(req)
+    return () => handle(request)
+  }
+  const body = await readWhole(req, length)
+  if (body === undefined) return undefined
+  const head = headOf(req, body)
+  let request: Request | undefined
+  return () => core!(head, () => (request ??= toRequest(req, body)))
 }
 
 /** After the answer, a body that is still arriving is discarded for a while, then cut off. */
@@ -192,7 +237,7 @@ export function createRequestListener(
   options: RequestListenerOptions = {},
 ): (req: NodeRequestLike, res: NodeResponseLike) => void {
   const handle = handlerOf(target)
-  const holdBodies = takesHeldBodies(typeof target === 'function' ? target : target.fetch)
+  const core = coreOf(typeof target === 'function' ? target : target.fetch)
   const onError = options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error))
   return (nodeReq, nodeRes) => {
     const [req, res] = [nodeReq as IncomingMessage, nodeRes as ServerResponse]
@@ -200,24 +245,20 @@ export function createRequestListener(
     res.on('error', () => {})
     cutOffUnfinishedBody(req, res)
     void (async () => {
-      let request: Request
+      let answer: () => Promise<Response | JsonAnswer>
       try {
         if (FORBIDDEN_METHODS.has((req.method ?? '').toUpperCase())) {
           return plainError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported.`)
         }
-        const length = holdBodies ? holdableLength(req) : undefined
-        let held: Buffer | undefined
-        if (length !== undefined) {
-          held = await readWhole(req, length)
-          if (held === undefined) return
-        }
-        request = toRequest(req, held)
+        const prepared = await prepare(req, handle, core)
+        if (prepared === undefined) return
+        answer = prepared
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)
         return plainError(res, 400, 'BAD_REQUEST', `Malformed request: ${reason}`)
       }
       try {
-        await writeResponse(await handle(request), req, res, options.streams)
+        await writeResponse(await answer(), req, res, options.streams)
       } catch (error) {
         onError(error)
         if (!res.headersSent) plainError(res, 500, 'INTERNAL', 'Internal server error.')
