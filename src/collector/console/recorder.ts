@@ -7,50 +7,12 @@
  * server, a delivery's record is also known by its `traceId` (`traced`), under which any process
  * reports its attempts (see console/shared.ts).
  */
-import type { UrlResult, WebhookEventType } from '../../webhooks/index.js'
+import type { WebhookEventType } from '../../webhooks/index.js'
 import type { DeliveryTrace } from '../delivery/queue.js'
+import { Entry, fill, type AcceptOptions, type Forward, type MessageRecord } from './records.js'
 
 export type { DeliveryTrace }
-
-export type Outcome = 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
-
-export interface UrlOutcome {
-  url: string
-  status?: number
-  error?: string
-}
-
-export interface AttemptRecord {
-  /** Counted across manual retries: the first attempt of a retry by hand follows the last one. */
-  attempt: number
-  /** When the attempt started (ISO 8601). */
-  at: string
-  results: UrlOutcome[]
-}
-
-export interface MessageRecord {
-  /** The record's id (a number, increasing with arrival, as a string). */
-  id: string
-  /** Bumped on every change. */
-  version: number
-  source: string
-  type: string
-  /** The track event, or the page/screen name. */
-  name?: string
-  userId?: string
-  receivedAt: string
-  /** Accepted by another collector process on the same queue server (heard on its bus). */
-  remote?: true
-  /** The message as accepted. */
-  message: Record<string, unknown>
-  delivery: {
-    outcome: Outcome
-    /** Why it was not forwarded or was blocked, or why its delivery is not followed. */
-    reason?: string
-    nextRetryAt?: string
-    attempts: AttemptRecord[]
-  }
-}
+export type { AttemptRecord, Forward, MessageRecord, Outcome, UrlOutcome } from './records.js'
 
 export type DeferredTrace = DeliveryTrace & { bind(target: DeliveryTrace): void }
 
@@ -78,31 +40,10 @@ export interface MinuteCounts {
   failed: number
 }
 
-interface Entry {
-  record: MessageRecord
-  /** The exact body forwarded, for a retry by hand. */
-  body: string | undefined
-  /** Attempts made before the current round (manual retries continue the numbering). */
-  offset: number
-  /** The name its attempts are reported under, in durable mode. */
-  traceId?: string
-}
-
-/** What is forwarded (the exact body, and its traceId in durable mode), or why nothing is. */
-export type Forward = { body: string | undefined; traceId?: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }
-
 const MINUTE = 60_000
 const HOUR_MINUTES = 60
 /** Attempts kept per message (the newest). */
 const MAX_ATTEMPTS = 50
-
-function outcomeOf(result: UrlResult): UrlOutcome {
-  const out: UrlOutcome = { url: result.url }
-  if (result.status !== undefined) out.status = result.status
-  if (result.pending) out.error = 'still answering (another URL accepted the message)'
-  else if (result.error !== undefined) out.error = result.error.message
-  return out
-}
 
 export class ConsoleRecorder {
   readonly #entries = new Map<string, Entry>()
@@ -138,29 +79,16 @@ export class ConsoleRecorder {
    * and then `reason` says why). Returns the trace its delivery reports to. `remote`: accepted by
    * another process; `note`: why a forwarded message's delivery is not followed.
    */
-  accepted(source: string, message: Record<string, unknown>, forward: Forward, options: { remote?: boolean; note?: string } = {}): DeliveryTrace {
+  accepted(source: string, message: Record<string, unknown>, forward: Forward, options: AcceptOptions = {}): DeliveryTrace {
     const id = String(++this.#sequence)
-    const name = message.type === 'track' ? message.event : message.name
-    const record: MessageRecord = {
-      id,
-      version: ++this.#version,
-      source,
-      type: String(message.type),
-      ...(typeof name === 'string' && { name }),
-      ...(typeof message.userId === 'string' && { userId: message.userId }),
-      receivedAt: typeof message.receivedAt === 'string' ? message.receivedAt : new Date(this.#now()).toISOString(),
-      ...(options.remote && { remote: true as const }),
-      message,
-      delivery: 'body' in forward
-        ? { outcome: 'queued', ...(options.note !== undefined && { reason: options.note }), attempts: [] }
-        : { outcome: forward.outcome, reason: forward.reason, attempts: [] },
-    }
-    const traceId = 'body' in forward ? forward.traceId : undefined
-    this.#entries.set(id, { record, body: 'body' in forward ? forward.body : undefined, offset: 0, ...(traceId !== undefined && { traceId }) })
+    const receivedAt = typeof message.receivedAt === 'string' ? message.receivedAt : this.#now()
+    const entry = new Entry(id, ++this.#version, source, message, forward, receivedAt, options)
+    this.#entries.set(id, entry)
+    const { traceId } = entry
     if (traceId !== undefined) this.#byTrace.set(traceId, id)
     if (this.#entries.size > this.#limit) {
       const oldest = this.#entries.keys().next().value!
-      const { traceId: gone } = this.#entries.get(oldest)!
+      const gone = this.#entries.get(oldest)!.traceId
       if (gone !== undefined) this.#byTrace.delete(gone)
       this.#entries.delete(oldest)
     }
@@ -170,9 +98,9 @@ export class ConsoleRecorder {
 
   /** Records that changed after `version`, newest first, at most `limit`. */
   changedSince(version: number, limit = this.#limit): MessageRecord[] {
-    const out: MessageRecord[] = []
-    for (const { record } of this.#entries.values()) if (record.version > version) out.push(record)
-    return out.reverse().slice(0, limit)
+    const out: Entry[] = []
+    for (const entry of this.#entries.values()) if (entry.version > version) out.push(entry)
+    return out.reverse().slice(0, limit).map((entry) => entry.record)
   }
 
   get(id: string): MessageRecord | undefined {
@@ -207,7 +135,7 @@ export class ConsoleRecorder {
   #reopen(entry: Entry): void {
     const { record } = entry
     entry.offset = record.delivery.attempts.at(-1)?.attempt ?? 0
-    this.#change(record, () => {
+    this.#change(entry, () => {
       record.delivery.outcome = 'queued'
       delete record.delivery.nextRetryAt
     })
@@ -233,32 +161,23 @@ export class ConsoleRecorder {
     counts[series]++
   }
 
-  #change(record: MessageRecord, update: () => void): void {
+  #change(entry: Entry, update: () => void): void {
     update()
-    record.version = ++this.#version
+    entry.changed(++this.#version)
     this.#changed()
   }
 
+  /** Changes the record `id` if it is still held. */
+  #update(id: string, update: (entry: Entry) => void): void {
+    const entry = this.#entries.get(id)
+    if (entry) this.#change(entry, () => update(entry))
+  }
+
   #trace(id: string): DeliveryTrace {
-    const withRecord = (update: (entry: Entry) => void) => {
-      const entry = this.#entries.get(id)
-      if (entry) this.#change(entry.record, () => update(entry))
-    }
-    const attemptOf = (entry: Entry, attempt: number) => {
-      const { attempts } = entry.record.delivery
-      for (let i = attempts.length - 1; i >= 0; i--) if (attempts[i].attempt === entry.offset + attempt) return attempts[i]
-      return undefined
-    }
-    const fill = (entry: Entry, results: readonly UrlResult[]) => {
-      for (const result of results) {
-        const record = result.attempt > 0 ? attemptOf(entry, result.attempt) : undefined
-        if (record) record.results = record.results.map((r) => (r.url === result.url ? outcomeOf(result) : r))
-      }
-    }
     return {
       // Reports of several processes may arrive out of order (durable mode): attempts are kept in
       // order of their number, and a retry never overrides what a later attempt said.
-      attempt: (attempt, urls) => withRecord((entry) => {
+      attempt: (attempt, urls) => this.#update(id, (entry) => {
         const { attempts } = entry.record.delivery
         const number = entry.offset + attempt
         let at = attempts.length
@@ -268,7 +187,7 @@ export class ConsoleRecorder {
       }),
       retry: (attempt, results, delayMs) => {
         this.#count('retrying')
-        withRecord((entry) => {
+        this.#update(id, (entry) => {
           fill(entry, results)
           if ((entry.record.delivery.attempts.at(-1)?.attempt ?? 0) > entry.offset + attempt) return
           entry.record.delivery.outcome = 'retrying'
@@ -277,7 +196,7 @@ export class ConsoleRecorder {
       },
       settled: (delivered, results) => {
         this.#count(delivered ? 'delivered' : 'failed')
-        withRecord((entry) => {
+        this.#update(id, (entry) => {
           fill(entry, results)
           entry.record.delivery.outcome = delivered ? 'delivered' : 'failed'
           delete entry.record.delivery.nextRetryAt

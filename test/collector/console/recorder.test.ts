@@ -21,6 +21,23 @@ describe('ConsoleRecorder', () => {
     ])
   })
 
+  it('makes a record when it is read, as it was when accepted and changed (versions, time of receipt)', () => {
+    const { state, now } = clock()
+    const recorder = new ConsoleRecorder({ now })
+    const a = recorder.accepted('web', { type: 'track', event: 'A', userId: 'u' }, { body: '{}' })
+    recorder.accepted('web', track('B'), { body: '{}' })
+    const seen = recorder.version
+    state.now += 5_000
+    a.attempt(1, ['http://a.test/hook'])
+    // Nothing was read before: the record is made now, with the time it was accepted.
+    expect(recorder.changedSince(seen)).toMatchObject([
+      { id: '1', name: 'A', version: seen + 1, receivedAt: '2026-11-23T10:00:30.000Z', delivery: { outcome: 'queued', attempts: [{ attempt: 1, at: '2026-11-23T10:00:35.000Z' }] } },
+    ])
+    a.settled(true, [{ url: 'http://a.test/hook', attempt: 1, status: 200 }])
+    expect(recorder.get('1')).toMatchObject({ version: seen + 2, delivery: { outcome: 'delivered' } })
+    expect(recorder.changedSince(seen + 1).map((r) => r.id)).toEqual(['1'])
+  })
+
   it('keeps at most `limit` messages, dropping the oldest', () => {
     const recorder = new ConsoleRecorder({ limit: 2 })
     for (const name of ['A', 'B', 'C']) recorder.accepted('web', track(name), { body: '{}' })

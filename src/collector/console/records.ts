@@ -1,0 +1,136 @@
+/**
+ * What the console records of one message (`MessageRecord`: the message, and its delivery's
+ * attempts and outcome) and how the recorder holds it (`Entry`, which makes the record only when
+ * it is read or changed).
+ */
+import type { UrlResult } from '../../webhooks/index.js'
+
+export type Outcome = 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
+
+export interface UrlOutcome {
+  url: string
+  status?: number
+  error?: string
+}
+
+export interface AttemptRecord {
+  /** Counted across manual retries: the first attempt of a retry by hand follows the last one. */
+  attempt: number
+  /** When the attempt started (ISO 8601). */
+  at: string
+  results: UrlOutcome[]
+}
+
+export interface MessageRecord {
+  /** The record's id (a number, increasing with arrival, as a string). */
+  id: string
+  /** Bumped on every change. */
+  version: number
+  source: string
+  type: string
+  /** The track event, or the page/screen name. */
+  name?: string
+  userId?: string
+  receivedAt: string
+  /** Accepted by another collector process on the same queue server (heard on its bus). */
+  remote?: true
+  /** The message as accepted. */
+  message: Record<string, unknown>
+  delivery: {
+    outcome: Outcome
+    /** Why it was not forwarded or was blocked, or why its delivery is not followed. */
+    reason?: string
+    nextRetryAt?: string
+    attempts: AttemptRecord[]
+  }
+}
+
+/** What is forwarded (the exact body, and its traceId in durable mode), or why nothing is. */
+export type Forward = { body: string | undefined; traceId?: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }
+
+/** Why a forwarded message's delivery is not followed, and whether another process accepted it. */
+export interface AcceptOptions {
+  remote?: boolean
+  note?: string
+}
+
+/**
+ * A recorded message. Its `MessageRecord` is made when it is first read or changed: at a high
+ * rate most messages are dropped (past the limit) before anyone looks.
+ */
+export class Entry {
+  #record: MessageRecord | undefined
+  /** Attempts made before the current round (manual retries continue the numbering). */
+  offset = 0
+
+  constructor(
+    readonly id: string,
+    public version: number,
+    readonly source: string,
+    readonly message: Record<string, unknown>,
+    readonly forward: Forward,
+    /** The message's `receivedAt`, or when it was recorded (ms). */
+    readonly receivedAt: string | number,
+    readonly options: AcceptOptions,
+  ) {}
+
+  /** The exact body forwarded, for a retry by hand. */
+  get body(): string | undefined {
+    return 'body' in this.forward ? this.forward.body : undefined
+  }
+
+  /** The name its attempts are reported under, in durable mode. */
+  get traceId(): string | undefined {
+    return 'body' in this.forward ? this.forward.traceId : undefined
+  }
+
+  get record(): MessageRecord {
+    if (this.#record !== undefined) return this.#record
+    const { message, forward, options } = this
+    const name = message.type === 'track' ? message.event : message.name
+    return (this.#record = {
+      id: this.id,
+      version: this.version,
+      source: this.source,
+      type: String(message.type),
+      ...(typeof name === 'string' && { name }),
+      ...(typeof message.userId === 'string' && { userId: message.userId }),
+      receivedAt: typeof this.receivedAt === 'string' ? this.receivedAt : new Date(this.receivedAt).toISOString(),
+      ...(options.remote && { remote: true as const }),
+      message,
+      delivery: 'body' in forward
+        ? { outcome: 'queued', ...(options.note !== undefined && { reason: options.note }), attempts: [] }
+        : { outcome: forward.outcome, reason: forward.reason, attempts: [] },
+    })
+  }
+
+  /** The record after a change (`version` is the new one). */
+  changed(version: number): void {
+    this.version = version
+    if (this.#record !== undefined) this.#record.version = version
+  }
+}
+
+export function outcomeOf(result: UrlResult): UrlOutcome {
+  const out: UrlOutcome = { url: result.url }
+  if (result.status !== undefined) out.status = result.status
+  if (result.pending) out.error = 'still answering (another URL accepted the message)'
+  else if (result.error !== undefined) out.error = result.error.message
+  return out
+}
+
+/** The record of attempt `attempt` of the current round, if it is still kept. */
+export function attemptOf(entry: Entry, attempt: number): AttemptRecord | undefined {
+  const { attempts } = entry.record.delivery
+  for (let i = attempts.length - 1; i >= 0; i--) if (attempts[i].attempt === entry.offset + attempt) return attempts[i]
+  return undefined
+}
+
+/** Each URL's outcome, in the record of the attempt that got it. */
+export function fill(entry: Entry, results: readonly UrlResult[]): void {
+  for (const result of results) {
+    const record = result.attempt > 0 ? attemptOf(entry, result.attempt) : undefined
+    if (record) record.results = record.results.map((r) => (r.url === result.url ? outcomeOf(result) : r))
+  }
+}
+
