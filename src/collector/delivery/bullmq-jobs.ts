@@ -28,11 +28,13 @@
  * whichever process makes them.
  */
 import type { Logger } from '../../logger.js'
+import type { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { Mark, SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { CoalescedWrites } from './coalesced-writes.js'
+import { orStopped, STOPPED } from './or-stopped.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
 
@@ -85,9 +87,6 @@ interface Settled {
 /** The key a `batch` job's marks are stored under: its id, and when it was added (ids can be reused after a queue is emptied). */
 const jobKey = (job: Job) => `${job.id}@${job.timestamp}`
 
-/** An attempt given up on (the process is closing): its job goes back to the server as it was. */
-const STOPPED: unique symbol = Symbol('stopped')
-
 export class JobRunner {
   /** Settled payloads of every `batch` job running here, written together: their retries, then their marks. */
   readonly #settled: CoalescedWrites<Settled>
@@ -109,8 +108,8 @@ export class JobRunner {
       pacer: Pacer
       /** Whether the process is closing: a `batch` job then hands back what it has not attempted. */
       closing: () => boolean
-      /** Resolves at the drain's bound: attempts still in flight are given up on, their jobs handed back. */
-      stopped: Promise<void>
+      /** Aborted at the drain's bound: attempts still in flight are given up on, their jobs handed back. */
+      stop: Stop
     },
   ) {
     const { queue, counters } = deps
@@ -217,7 +216,7 @@ export class JobRunner {
    * traced) or, when another attempt is worth it, that attempt's data and delay.
    */
   async #attempt(destination: WebhookDestination, data: DeliverData): Promise<Outcome | typeof STOPPED> {
-    const { counters, tally, log, pacer, stopped } = this.deps
+    const { counters, tally, log, pacer, stop } = this.deps
     await pacer.admit()
     if (this.deps.closing()) {
       pacer.release()
@@ -231,7 +230,7 @@ export class JobRunner {
     }
     const startedAt = Date.now()
     const attempted = destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) }).finally(() => pacer.release())
-    const outcome = await Promise.race([attempted, stopped.then((): typeof STOPPED => STOPPED)])
+    const outcome = await orStopped(attempted, stop)
     if (outcome === STOPPED) return STOPPED
     const wasRetrying = data.f !== undefined
     const delay = outcome.deliveredBy >= 0 ? undefined : destination.nextRetryDelay(outcome, attempt, data.f ?? startedAt)

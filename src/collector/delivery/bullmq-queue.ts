@@ -14,6 +14,7 @@
  * process reads the same numbers; `counts()` answers from a snapshot refreshed in the background.
  */
 import type { Logger } from '../../logger.js'
+import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
 import type { SharedState } from '../state/shared-state.js'
@@ -72,8 +73,8 @@ export class BullmqQueue implements DeliveryQueue {
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
   #closing: Promise<DrainOutcome> | undefined
-  /** Resolves the runner's `stopped`: the drain's bound is reached. */
-  #stop: () => void = () => {}
+  /** Aborted at the drain's bound: attempts still in flight are given up on. */
+  readonly #stop = new Stop()
 
   constructor(options: {
     server: QueueServer
@@ -144,7 +145,7 @@ export class BullmqQueue implements DeliveryQueue {
       report: (where, error) => this.#report(where, error),
       traces: this.#traces,
       closing: () => this.#closing !== undefined,
-      stopped: new Promise<void>((resolve) => (this.#stop = resolve)),
+      stop: this.#stop,
       pacer: this.#pacer,
     })
     const startAfter = this.#startAfter
@@ -296,7 +297,7 @@ export class BullmqQueue implements DeliveryQueue {
     if (!drained) {
       // Attempts still in flight are given up on: their jobs go back to the server at once (not
       // after their locks expire), within the second after the bound.
-      this.#stop()
+      this.#stop.abort()
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 500))])
       void worker.close(true).catch(() => {})
     }
