@@ -125,10 +125,11 @@ async function measure(mode, processes, queueUrl) {
   }
 }
 
+/** Issue 14's targets: ingest per process (so with 2 processes, twice that in all). */
 const TARGETS = {
-  memory: { ingest: '≥ 20000', deliveries: '≥ 2000' },
-  Redis: { ingest: '≥ 20000', deliveries: '≥ 2000' },
-  PostgreSQL: { ingest: '≥ 20000', deliveries: '≥ 1000' },
+  memory: { ingest: 20_000, deliveries: '≥ 2000' },
+  Redis: { ingest: 20_000, deliveries: '≥ 2000' },
+  PostgreSQL: { ingest: 20_000, deliveries: '≥ 1000' },
 }
 
 export async function run() {
@@ -143,7 +144,7 @@ export async function run() {
         const label = `collector ${mode}, ${processes} process${processes > 1 ? 'es' : ''}`
         console.error(`${label}: ${JSON.stringify(r)}`)
         rows.push(
-          { name: `${label}: ingest (batches of 20, forwarding on)`, value: Math.round(r.ingest), unit: 'events/s', target: TARGETS[mode].ingest },
+          { name: `${label}: ingest (batches of 20, forwarding on)`, value: Math.round(r.ingest), unit: 'events/s', target: `≥ ${TARGETS[mode].ingest * processes}` },
           { name: `${label}: deliveries`, value: Math.round(r.deliveries), unit: 'deliveries/s', target: TARGETS[mode].deliveries },
           { name: `${label}: p99 ingest latency`, value: Math.round(r.p99 * 10) / 10, unit: 'ms', target: '≤ 50' },
           { name: `${label}: cold p99 (first second after start)`, value: Math.round(r.coldP99 * 10) / 10, unit: 'ms', target: '' },
