@@ -14,6 +14,7 @@
  *   console, the admin endpoints) ask the server for one (`full`).
  */
 import type { JsonAnswer } from './errors.js'
+import { mark } from './marks.js'
 
 export interface RequestHead {
   readonly url: string
@@ -23,30 +24,18 @@ export interface RequestHead {
   readonly body: ReadableStream<Uint8Array> | null
 }
 
-const requestBodies = new WeakMap<RequestHead, Uint8Array>()
+const bodies = mark<RequestHead, Uint8Array>()
 
 /** `head` (made without a body stream) has `bytes` as its body. */
-export function holdRequestBody<T extends RequestHead>(head: T, bytes: Uint8Array): T {
-  requestBodies.set(head, bytes)
-  return head
-}
-
-export function heldRequestBody(head: RequestHead): Uint8Array | undefined {
-  return requestBodies.get(head)
-}
+export const holdRequestBody = bodies.set
+export const heldRequestBody = bodies.get
 
 /** Answers `head`; `full()` makes it a web `Request` for the routes that need one. */
 export type CollectorCore = (head: RequestHead, full: () => Request) => Promise<Response | JsonAnswer>
 
-const cores = new WeakMap<object, CollectorCore>()
+const cores = mark<object, CollectorCore>()
 
 /** `fetch` answers through `core`: a server adapter may call `core` directly. */
-export function withCore<T extends object>(fetch: T, core: CollectorCore): T {
-  cores.set(fetch, core)
-  return fetch
-}
-
+export const withCore = cores.set
 /** The core `withCore` gave `fetch`, or `undefined` (any other handler: web objects only). */
-export function coreOf(fetch: object): CollectorCore | undefined {
-  return cores.get(fetch)
-}
+export const coreOf = cores.get
