@@ -3,7 +3,8 @@
 // (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
 // (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
-// CLI does (server, then a bounded drain), prints `{"report":…}` and exits.
+// CLI does (server, then a bounded drain), prints `{"report":…}` and exits; on SIGUSR2 collects
+// garbage and prints `{"heap":…}`, the bytes still in use.
 const env = process.env
 const { createCollector, nodeFetch, startServer } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({
@@ -32,4 +33,12 @@ process.on('SIGTERM', async () => {
   const report = await collector.close(Number(env.DRAIN ?? 2000))
   console.log(JSON.stringify({ report }))
   process.exit(0)
+})
+process.on('SIGUSR2', async () => {
+  const { default: v8 } = await import('node:v8')
+  const { default: vm } = await import('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  gc()
+  console.log(JSON.stringify({ heap: process.memoryUsage().heapUsed }))
 })

@@ -71,6 +71,29 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
       }
     }, 40_000)
 
+    it('a long run does not grow the process: its heap after 20,000 more deliveries is within 3 MB of what it was', async () => {
+      const receiver = await startReceiver(() => 200)
+      try {
+        const a = await collector({ WEBHOOK: receiver.url })
+        // Ours: m-60000 to m-81999 (the server may still hold other tests' jobs).
+        const ours = () => new Set(receiver.accepted.map((r) => r.messageId).filter((id) => /^m-[678]\d{4}$/.test(id))).size
+        const deliver = async (from: number, count: number) => {
+          for (let i = from; i < from + count; i += 20) expect(await send(a.url, batchText(i, 20))).toBe(200)
+          await until(() => ours() >= from + count - 60_000, `${from + count - 60_000} delivered`, 30_000, ours)
+        }
+        // Warm: code compiled, connections and pools open, the console's records at their bound.
+        await deliver(60_000, 2_000)
+        const before = await a.heap()
+        await deliver(62_000, 20_000)
+        const after = await a.heap()
+        console.log(`durable/${name}: heap ${(before / 1e6).toFixed(1)} MB after 2,000 deliveries, ${(after / 1e6).toFixed(1)} MB after 22,000`)
+        // A few hundred bytes kept per delivery would be several MB here.
+        expect(after - before).toBeLessThan(3_000_000)
+      } finally {
+        await receiver.close()
+      }
+    }, 90_000)
+
     it('a traced delivery reports each attempt, the retry and the outcome, first attempt included; none starts before the saved settings are applied', async () => {
       await tracedDeliveryReportsEachAttempt(server.url)
     }, 30_000)

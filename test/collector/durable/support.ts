@@ -50,16 +50,20 @@ export interface CollectorProcess {
   /** Resolves with the last JSON line it printed once it has exited, and when. */
   exited: Promise<{ code: number | null; signal: string | null; at: number; last: unknown }>
   stats(): Promise<Record<string, number>>
+  /** The bytes its heap holds after a garbage collection. */
+  heap(): Promise<number>
 }
 
 export async function startCollector(env: Record<string, string>): Promise<CollectorProcess> {
   const child = spawn(process.execPath, [CHILD], { env: { ...process.env, SECRET, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout! })
   let last: unknown
+  const heaps: Array<(bytes: number) => void> = []
   const port = new Promise<number>((resolve, reject) => {
     lines.on('line', (line) => {
       last = JSON.parse(line)
       if (typeof (last as { port?: number }).port === 'number') resolve((last as { port: number }).port)
+      if (typeof (last as { heap?: number }).heap === 'number') heaps.shift()?.((last as { heap: number }).heap)
     })
     child.once('exit', () => reject(new Error('collector process exited before listening')))
   })
@@ -74,6 +78,11 @@ export async function startCollector(env: Record<string, string>): Promise<Colle
     async stats() {
       const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
       return (await response.json()) as Record<string, number>
+    },
+    heap() {
+      const heap = new Promise<number>((resolve) => heaps.push(resolve))
+      child.kill('SIGUSR2')
+      return heap
     },
   }
 }
