@@ -163,7 +163,8 @@ export function createIngest(context: IngestContext): Ingest {
           type: message.type,
           body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
           messageId: message.messageId as string,
-          ...(traceId !== undefined ? { traceId } : record && { trace: deferredTrace() }),
+          // A queue server follows a delivery by its traceId only: a trace would go unused there.
+          ...(traceId !== undefined ? { traceId } : record && !context.queue.durable && { trace: deferredTrace() }),
         })
       }
       const held = context.queue.enqueue(deliveries)
