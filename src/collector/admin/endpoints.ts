@@ -7,6 +7,7 @@ import { requireBearer } from '../http/auth.js'
 import { fromMessageError, jsonResponse } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
+import { settlesWithin } from '../settles-within.js'
 import type { StatsReport } from './stats.js'
 import type { AudienceSyncRequest, DeletionRequest, Dispatch } from './requests.js'
 
@@ -36,14 +37,12 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
       route === 'deletions'
         ? context.deletion(body as DeletionRequest)
         : await context.audience(body as AudienceSyncRequest)
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const waited = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), QUEUED_WAIT_MS)))
-    const outcome = await Promise.race([dispatch.queued.then(() => 'queued' as const), waited]).finally(() => clearTimeout(timer))
+    const queued = await settlesWithin(dispatch.queued, QUEUED_WAIT_MS)
     return jsonResponse(200, {
       success: true,
       sources: dispatch.sources,
       sent: dispatch.payloads.length,
-      ...(outcome === 'waiting' && { queuing: true }),
+      ...(!queued && { queuing: true }),
     })
   } catch (error) {
     throw fromMessageError(error, '') ?? error

@@ -19,6 +19,7 @@ import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
+import { settlesWithin } from '../settles-within.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
 import { BATCH_JOB_OPTIONS, JobRunner } from './bullmq-jobs.js'
@@ -289,16 +290,13 @@ export class BullmqQueue implements DeliveryQueue {
     const { queue, worker, runner, counters } = opened
     // Stop taking jobs; let attempts in flight finish within the bound. Jobs not finished stay in
     // the server (their locks expire and another process, or the next start, takes them).
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
     const closed = worker.close()
-    const drained = await Promise.race([closed.then(() => true as const), bound])
-    clearTimeout(timer)
+    const drained = await settlesWithin(closed, timeoutMs)
     if (!drained) {
       // Attempts still in flight are given up on: their jobs go back to the server at once (not
       // after their locks expire), within the second after the bound.
       this.#stop.abort()
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 500))])
+      await settlesWithin(closed, 500)
       void worker.close(true).catch(() => {})
     }
     await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])

@@ -8,6 +8,7 @@
 import type { Logger } from '../../logger.js'
 import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'
 import type { DeliveryTally } from '../stats.js'
+import { settlesWithin } from '../settles-within.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
 
 interface Item {
@@ -187,11 +188,8 @@ export class MemoryQueue implements DeliveryQueue {
   }
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    // A plain (ref'd) timer: the drain is bounded, and the process must live until it reports.
-    const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
-    const drained = await Promise.race([this.#whenIdle().then(() => true as const), bound])
-    clearTimeout(timer)
+    // Bounded, and the process lives until it reports (a ref'd timer).
+    const drained = await settlesWithin(this.#whenIdle(), timeoutMs)
     // From here, every delivery still held fails: count exactly those (an attempt that lands
     // while its destination closes may still succeed), so the report matches the stats.
     this.cutOff = true

@@ -13,6 +13,7 @@
  */
 import type { Socket } from 'node:net'
 import { readinessOf } from '../http/readiness.js'
+import { settlesWithin } from '../settles-within.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 
 export interface ServerOptions {
@@ -81,12 +82,7 @@ export const READY_TIMEOUT_MS = 10_000
  */
 async function untilReady(handler: object, onError = (error: unknown) => console.error('isomorphic-analytics server:', error)): Promise<void> {
   const ready = readinessOf(handler)
-  if (ready === undefined) return
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), READY_TIMEOUT_MS)))
-  const timedOut = await Promise.race([ready.then(() => false), late])
-  clearTimeout(timer)
-  if (timedOut) {
+  if (ready !== undefined && !(await settlesWithin(ready, READY_TIMEOUT_MS))) {
     onError(new Error(`The collector was not ready after ${READY_TIMEOUT_MS / 1_000} s (is its queue server reachable?); listening anyway: requests wait until it is.`))
   }
 }
