@@ -10,30 +10,29 @@ describe('Pacer', () => {
   beforeEach(() => vi.useFakeTimers())
   afterEach(() => vi.useRealTimers())
 
+  /** `wait` (an admit or a turn) stays pending while every place is taken, and resolves once one is released. */
+  async function resolvesOnRelease(pacer: Pacer, wait: Promise<void>): Promise<void> {
+    let done = false
+    void wait.then(() => (done = true))
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(done).toBe(false)
+    pacer.release()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(done).toBe(true)
+  }
+
   it('admits up to `concurrency` attempts, the next one when one is released', async () => {
     const pacer = new Pacer(2, () => true, 1, 50)
     expect(pacer.admit()).toBeUndefined()
     expect(pacer.admit()).toBeUndefined()
-    let third = false
-    void pacer.admit()!.then(() => (third = true))
-    await vi.advanceTimersByTimeAsync(1_000)
-    expect(third).toBe(false)
-    pacer.release()
-    await Promise.resolve()
-    expect(third).toBe(true)
+    await resolvesOnRelease(pacer, pacer.admit()!)
   })
 
   it('turn(): resolves when an attempt could start, keeping no place (the next admit still gets one)', async () => {
     const pacer = new Pacer(1, () => true, 1, 50)
     expect(pacer.turn()).toBeUndefined()
     expect(pacer.admit()).toBeUndefined()
-    let turned = false
-    void pacer.turn()!.then(() => (turned = true))
-    await vi.advanceTimersByTimeAsync(1_000)
-    expect(turned).toBe(false)
-    pacer.release()
-    await vi.advanceTimersByTimeAsync(0)
-    expect(turned).toBe(true)
+    await resolvesOnRelease(pacer, pacer.turn()!)
     // The turn gave its place back: an attempt is admitted at once.
     expect(pacer.admit()).toBeUndefined()
   })
