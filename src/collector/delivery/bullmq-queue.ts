@@ -207,14 +207,15 @@ export class BullmqQueue implements DeliveryQueue {
 
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true
-    // Attempts yield to ingest while this runs (see `Pacer`); a refused request does not count.
+    // Attempts yield to ingest while this runs (see `Pacer`), unless requests are being refused.
     this.#pacer.ingestStarted()
-    let accepted = false
+    let outcome: 'accepted' | 'refused' | 'failed' = 'failed'
     try {
-      accepted = await this.#add(deliveries, options)
+      const accepted = await this.#add(deliveries, options)
+      outcome = accepted ? 'accepted' : 'refused'
       return accepted
     } finally {
-      this.#pacer.ingestEnded(accepted)
+      this.#pacer.ingestEnded(outcome)
     }
   }
 

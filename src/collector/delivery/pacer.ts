@@ -1,15 +1,17 @@
 /**
- * Durable mode: how many attempts a process makes at once. Up to `concurrency`; but while this
- * process is taking requests in (one being added to the queue server now, or one accepted within
- * the last `quietMs`) AND its event loop is saturated (the CPU is the limit, not the receivers),
- * only `busy` of them (default one), so answering senders comes first. An attempt costs more
- * CPU than accepting its message (an HTTP request and its job's bookkeeping, against a share of
- * one queue write), so every attempt made during a burst is ingest taken away; one at a time
- * keeps deliveries moving, never starved. Deliveries are safe in the queue server meanwhile, and
- * the work is the same: the last delivery lands about as soon, while ingest is answered sooner. A
- * backlog that grows under steady load meets `maxPendingDeliveries`: a request answered 503 is
- * not taken in, so attempts go back to full concurrency within `quietMs` and the backlog drains.
- * With slow receivers the loop is not saturated: nothing is held back.
+ * How many delivery attempts a process makes at once, in both modes. Up to `concurrency`; but
+ * while this process is taking requests in (one being added to the queue server now, or one
+ * accepted within the last `quietMs`) AND its event loop is saturated (the CPU is the limit, not
+ * the receivers), only `busy` of them (default one), so answering senders comes first. An attempt
+ * costs more CPU than accepting its message (an HTTP request and its bookkeeping, against a share
+ * of one request's parse or queue write), so every attempt made during a burst is ingest taken
+ * away; one at a time keeps deliveries moving, never starved. The work is the same: the last
+ * delivery lands about as soon, while ingest is answered sooner. A backlog that grows under
+ * steady load meets `maxPendingDeliveries`: from a request answered 503 until `overloadMs`
+ * after the last one, attempts go at full concurrency and the backlog drains (the senders are
+ * being refused anyway: what is accepted is what deliveries make room for). With slow receivers the
+ * loop is not saturated: nothing is held back. (Durable mode paces every attempt and a batch
+ * job's claims; memory mode, each delivery's first attempt, its retries being the destination's.)
  */
 export class Pacer {
   #active = 0
@@ -17,6 +19,7 @@ export class Pacer {
   #ingesting = 0
   #waiting: Array<() => void> = []
   #lastIngestAt = Number.NEGATIVE_INFINITY
+  #lastRefusedAt = Number.NEGATIVE_INFINITY
   #timer: ReturnType<typeof setTimeout> | undefined
 
   constructor(
@@ -24,17 +27,22 @@ export class Pacer {
     private readonly saturated: () => boolean = eventLoopSaturated(),
     private readonly busy = 1,
     private readonly quietMs = 50,
+    private readonly overloadMs = 1_000,
   ) {}
 
-  /** A request's deliveries are being added to the queue server (a write can take a while under load). */
+  /** A request's deliveries are being taken in (a queue server write can take a while under load). */
   ingestStarted(): void {
     this.#ingesting++
   }
 
-  /** That write is over: `accepted` when the deliveries are in the queue server (not refused, not failed). */
-  ingestEnded(accepted: boolean): void {
+  /**
+   * That request is over: its deliveries `accepted` (held, or in the queue server), `refused`
+   * (the backlog is at `maxPendingDeliveries`: answered 503), or `failed` (the write failed).
+   */
+  ingestEnded(outcome: 'accepted' | 'refused' | 'failed'): void {
     this.#ingesting--
-    if (accepted) this.#lastIngestAt = Date.now()
+    if (outcome === 'accepted') this.#lastIngestAt = Date.now()
+    else if (outcome === 'refused') this.#lastRefusedAt = Date.now()
     this.#pump()
   }
 
@@ -67,7 +75,12 @@ export class Pacer {
   }
 
   #limit(): number {
-    const ingesting = this.#ingesting > 0 || Date.now() - this.#lastIngestAt < this.quietMs
+    const now = Date.now()
+    // Refused within `overloadMs`: the load is more than deliveries keep up with, not a burst.
+    // Yielding then would only let each freed place take in another request, and deliveries
+    // would crawl at one at a time for as long as the overload lasts: they go at full speed.
+    if (now - this.#lastRefusedAt < this.overloadMs) return this.concurrency
+    const ingesting = this.#ingesting > 0 || now - this.#lastIngestAt < this.quietMs
     return ingesting && this.saturated() ? this.busy : this.concurrency
   }
 
@@ -99,7 +112,7 @@ interface Utilization {
  * `performance.eventLoopUtilization`), never.
  */
 export function eventLoopSaturated(): () => boolean {
-  const perf = (globalThis as { performance?: { eventLoopUtilization?: (a?: Utilization, b?: Utilization) => Utilization } }).performance
+  const perf = (globalThis as { performance?: { eventLoopUtilization?: (a?: Utilization, b?: Utilization) => Utilization | undefined } }).performance
   const measure = perf?.eventLoopUtilization?.bind(perf)
   if (measure === undefined) return () => false
   let last = measure()
@@ -109,7 +122,8 @@ export function eventLoopSaturated(): () => boolean {
     const now = Date.now()
     if (now - at >= 100) {
       const current = measure()
-      saturated = measure(current, last).utilization >= 0.8
+      // A stand-in `performance` (a test's fake timers) may answer nothing: then not saturated.
+      saturated = current !== undefined && last !== undefined && (measure(current, last)?.utilization ?? 0) >= 0.8
       last = current
       at = now
     }

@@ -1,6 +1,7 @@
 /**
- * The durable mode's two in-process helpers: `Pacer` (attempts held back while this process is
- * accepting requests) and `CoalescedWrites` (requests that arrive during a write share the next).
+ * Two in-process helpers: `Pacer` (attempts held back while this process is accepting requests;
+ * both modes, see memory-mode.test.ts for the memory queue's use of it) and the durable mode's
+ * `CoalescedWrites` (requests that arrive during a write share the next).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { CoalescedWrites } from '../../../src/collector/delivery/coalesced-writes.js'
@@ -46,10 +47,10 @@ describe('Pacer', () => {
     // A queue write that takes long: ingest is still under way, attempts still wait.
     await vi.advanceTimersByTimeAsync(200)
     expect(admitted).toEqual([])
-    pacer.ingestEnded(true)
+    pacer.ingestEnded('accepted')
     await vi.advanceTimersByTimeAsync(30)
     pacer.ingestStarted()
-    pacer.ingestEnded(true)
+    pacer.ingestEnded('accepted')
     await vi.advanceTimersByTimeAsync(30)
     expect(admitted).toEqual([])
     await vi.advanceTimersByTimeAsync(50)
@@ -59,7 +60,7 @@ describe('Pacer', () => {
   it('holds back all but one attempt by default while ingest saturates the loop (of 64)', async () => {
     const pacer = new Pacer(64, () => true)
     pacer.ingestStarted()
-    pacer.ingestEnded(true)
+    pacer.ingestEnded('accepted')
     expect(pacer.admit()).toBeUndefined()
     let second = false
     void pacer.admit()!.then(() => (second = true))
@@ -74,14 +75,32 @@ describe('Pacer', () => {
   it('a request refused (backlog full) does not hold attempts back: they drain the backlog', async () => {
     const pacer = new Pacer(3, () => true, 1, 50)
     pacer.ingestStarted()
-    pacer.ingestEnded(false)
+    pacer.ingestEnded('refused')
     expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
+  })
+
+  it('after a refusal, requests still accepted hold nothing back for `overloadMs`; then pacing is back', async () => {
+    const pacer = new Pacer(3, () => true, 1, 50, 1_000)
+    pacer.ingestStarted()
+    pacer.ingestEnded('refused')
+    await vi.advanceTimersByTimeAsync(900)
+    // Overloaded: each freed place takes in a request; attempts keep full concurrency.
+    pacer.ingestStarted()
+    pacer.ingestEnded('accepted')
+    expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
+    for (let i = 0; i < 3; i++) pacer.release()
+    await vi.advanceTimersByTimeAsync(200)
+    // No refusal for 1.1 s: a request accepted now is a burst again, one attempt at a time.
+    pacer.ingestStarted()
+    pacer.ingestEnded('accepted')
+    expect(pacer.admit()).toBeUndefined()
+    expect(pacer.admit()).toBeInstanceOf(Promise)
   })
 
   it('holds nothing back while requests are accepted when the event loop has time to spare (slow receivers)', () => {
     const pacer = new Pacer(3, () => false, 1, 50)
     pacer.ingestStarted()
-    pacer.ingestEnded(true)
+    pacer.ingestEnded('accepted')
     expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
   })
 })
@@ -95,6 +114,19 @@ describe('eventLoopSaturated', () => {
     expect(saturated()).toBe(true)
     await new Promise((resolve) => setTimeout(resolve, 120))
     expect(saturated()).toBe(false)
+  })
+
+  it('is false, and never throws, where `performance` is a stand-in that measures nothing (fake timers)', async () => {
+    vi.useFakeTimers()
+    try {
+      const saturated = eventLoopSaturated()
+      await vi.advanceTimersByTimeAsync(150)
+      expect(saturated()).toBe(false)
+      await vi.advanceTimersByTimeAsync(150)
+      expect(saturated()).toBe(false)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
