@@ -2,18 +2,24 @@
  * `MemoryQueue`: the embedded default. Each source has a lane: deliveries wait in a FIFO and at
  * most `concurrency` of them are with the source's `WebhookDestination` at once (so a burst never
  * opens thousands of sockets), at most `maxPending` are held in all (past that, `enqueue` says no
- * and ingest answers 503), and the destination's own in-memory schedule retries them. Everything
- * lives in this process: what is still held when it stops is reported as not delivered.
+ * and ingest answers 503), and the destination's own in-memory schedule retries them. As in the
+ * durable mode, a first attempt waits for the `Pacer`: while requests are being taken in and the
+ * event loop is saturated, one attempt at a time, so senders are answered first (a retry, already
+ * scheduled by the destination, does not wait). Everything lives in this process: what is still
+ * held when it stops is reported as not delivered.
  */
 import type { Logger } from '../../logger.js'
 import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
+import { Pacer } from './pacer.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
 
 interface Item {
   delivery: QueuedDelivery
   retrying: boolean
+  /** Holds a place in the pacer (its first attempt, until it settles or waits for a retry). */
+  paced: boolean
 }
 
 class Lane {
@@ -22,6 +28,8 @@ class Lane {
   readonly active = new Map<object, Item>()
   retrying = 0
   closed = false
+  /** The next delivery waits for the pacer's place (ingest has the event loop). */
+  #admitting = false
 
   /** Earlier destinations (settings changed) that may still hold deliveries. */
   readonly retired = new Set<WebhookDestination>()
@@ -50,6 +58,8 @@ class Lane {
         item.retrying = true
         this.retrying++
       }
+      // Waiting for its retry, it is not using the loop: its place goes to the next delivery.
+      if (item) this.#unpace(item)
       item?.delivery.trace?.retry(attempt, results, delayMs)
       this.queue.log(`${this.source}: attempt ${attempt} failed (${error.message}); retry in ${delayMs} ms`)
     })
@@ -60,27 +70,53 @@ class Lane {
   }
 
   push(delivery: QueuedDelivery): void {
-    this.#waiting.push({ delivery, retrying: false })
+    this.#waiting.push({ delivery, retrying: false, paced: false })
   }
 
+  /** Starts waiting deliveries: up to `concurrency` with the destination, each admitted by the pacer. */
   pump(): void {
-    const { concurrency } = this.queue
-    while (this.active.size < concurrency && this.#head < this.#waiting.length) {
-      const item = this.#waiting[this.#head++]
-      if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
-        this.#waiting = this.#waiting.slice(this.#head)
-        this.#head = 0
+    const { concurrency, pacer } = this.queue
+    while (!this.#admitting && this.active.size < concurrency && this.#head < this.#waiting.length) {
+      const admitted = pacer.admit()
+      if (admitted !== undefined) {
+        this.#admitting = true
+        void admitted.then(() => {
+          this.#admitting = false
+          // Abandoned meanwhile (the queue closed): the place goes back unused.
+          if (this.active.size < concurrency && this.#head < this.#waiting.length) this.#start()
+          else pacer.release()
+          this.pump()
+        })
+        return
       }
-      // The object that labels this delivery in the destination's events.
-      const label = { type: item.delivery.type }
-      this.active.set(label, item)
-      void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
-        this.active.delete(label)
-        if (!result.delivered) this.queue.log(`${this.source}: ${item.delivery.type} failed: ${result.error?.message ?? 'unknown'}`)
-        this.settle(item, result.delivered, result.results)
-        this.pump()
-      })
+      this.#start()
     }
+  }
+
+  /** Hands the next waiting delivery to the destination; it holds the pacer's place it was given. */
+  #start(): void {
+    const item = this.#waiting[this.#head++]
+    item.paced = true
+    if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
+      this.#waiting = this.#waiting.slice(this.#head)
+      this.#head = 0
+    }
+    // The object that labels this delivery in the destination's events.
+    const label = { type: item.delivery.type }
+    this.active.set(label, item)
+    void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
+      this.active.delete(label)
+      this.#unpace(item)
+      if (!result.delivered) this.queue.log(`${this.source}: ${item.delivery.type} failed: ${result.error?.message ?? 'unknown'}`)
+      this.settle(item, result.delivered, result.results)
+      this.pump()
+    })
+  }
+
+  #unpace(item: Item): void {
+    if (!item.paced) return
+    item.paced = false
+    this.queue.pacer.release()
   }
 
   /** Fails every delivery that never reached the destination. */
@@ -107,6 +143,8 @@ export class MemoryQueue implements DeliveryQueue {
   readonly #lanes = new Map<string, Lane>()
   readonly #maxPending: number
   readonly concurrency: number
+  /** First attempts wait here while ingest saturates the event loop (see `Pacer`). */
+  readonly pacer: Pacer
   readonly tally: DeliveryTally
   readonly log: Logger
   #idle: Array<() => void> = []
@@ -121,8 +159,11 @@ export class MemoryQueue implements DeliveryQueue {
     maxPending: number
     tally: DeliveryTally
     log: Logger
+    /** Default: one that paces across all sources (each lane still keeps to `concurrency`). */
+    pacer?: Pacer
   }) {
     this.concurrency = options.concurrency
+    this.pacer = options.pacer ?? new Pacer(Number.POSITIVE_INFINITY)
     this.#maxPending = options.maxPending
     this.tally = options.tally
     this.log = options.log
@@ -137,7 +178,9 @@ export class MemoryQueue implements DeliveryQueue {
       lanes.set(lane, (lanes.get(lane) ?? 0) + 1)
     }
     if (!options?.ignoreLimit) {
-      for (const [lane, count] of lanes) if (lane.pending + count > this.#maxPending) return false
+      for (const [lane, count] of lanes) {
+        if (lane.pending + count > this.#maxPending) return this.#ingested('refused')
+      }
     }
     if (this.#closing !== undefined) {
       // Refused after close: never held, so failed at once (and counted).
@@ -148,8 +191,16 @@ export class MemoryQueue implements DeliveryQueue {
       return true
     }
     for (const d of deliveries) this.#lane(d.source).push(d)
+    this.#ingested('accepted')
     for (const lane of lanes.keys()) lane.pump()
     return true
+  }
+
+  /** Tells the pacer (first attempts yield to ingest, unless the backlog is full); `accepted`. */
+  #ingested(outcome: 'accepted' | 'refused'): boolean {
+    this.pacer.ingestStarted()
+    this.pacer.ingestEnded(outcome)
+    return outcome === 'accepted'
   }
 
   setDestination(source: string, destination: WebhookDestination): void {

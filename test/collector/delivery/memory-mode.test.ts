@@ -1,10 +1,15 @@
 /**
  * The embedded (memory) mode's share of the durable-collector issue: de-duplication by
- * (source, messageId), `GET /v1/stats`, and admin payloads that never push the backlog past
- * `maxPendingDeliveries`. (The queue-server mode: test/collector/durable/.)
+ * (source, messageId), `GET /v1/stats`, admin payloads that never push the backlog past
+ * `maxPendingDeliveries`, and first attempts paced while ingest saturates the loop. (The queue-server mode: test/collector/durable/.)
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { MemoryQueue } from '../../../src/collector/delivery/memory-queue.js'
+import { Pacer } from '../../../src/collector/delivery/pacer.js'
 import { RecentMessageIds } from '../../../src/collector/ingest/dedup.js'
+import { Tally } from '../../../src/collector/stats.js'
+import { createLogger } from '../../../src/logger.js'
+import { WebhookDestination } from '../../../src/webhooks/index.js'
 import { forwardingCollector, post, track, until } from '../helpers.js'
 
 afterEach(() => vi.useRealTimers())
@@ -84,5 +89,107 @@ describe('admin payloads and the backlog limit (memory)', () => {
     // The membership was remembered: a second sync sends only the change.
     const second = await collector.syncAudience({ source: 'web', audience: 'VIP', members: members.slice(1) })
     expect(second.payloads.map((p) => [p.userId, (p as { traits?: unknown }).traits])).toEqual([['u0', { vip: false }]])
+  })
+})
+
+describe('pacing (memory)', () => {
+  /**
+   * A memory queue for source `web` whose pacer always sees a saturated event loop, and a
+   * receiver that holds every request until the test answers it (`answer(i, status)`) or it is
+   * aborted.
+   */
+  function pacedQueue() {
+    const requests: Array<(status: number) => void> = []
+    const destination = new WebhookDestination({
+      urls: [{ url: 'https://hooks.test/in' }],
+      fetch: (_url, init) => new Promise<Response>((resolve, reject) => {
+        requests.push((status) => resolve(new Response('', { status })))
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))
+      }),
+      // A failed attempt's retry comes 1 s later (random 0.5 of a 2 s first delay).
+      backoff: { baseMs: 2_000, capMs: 2_000 },
+      random: () => 0.5,
+    })
+    const tally = new Tally(['web'])
+    const pacer = new Pacer(Number.POSITIVE_INFINITY, () => true, 1, 50)
+    const queue = new MemoryQueue({ destinations: new Map([['web', destination]]), concurrency: 8, maxPending: 100, tally, log: createLogger('analytics:collector', false), pacer })
+    const deliveries = (n: number) => Array.from({ length: n }, (_, i) => ({ source: 'web', type: 'track' as const, body: `{"n":${i}}` }))
+    return { queue, pacer, tally, requests, deliveries, answer: (i: number, status = 200) => requests[i](status) }
+  }
+
+  it('while requests are being taken in on a saturated loop, one first attempt at a time; all of them once ingest pauses', async () => {
+    vi.useFakeTimers()
+    const { queue, requests, deliveries, answer, tally } = pacedQueue()
+    expect(queue.enqueue(deliveries(4))).toBe(true)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(1)
+    // The one attempt allowed lands; ingest is still recent: the next one goes, alone.
+    answer(0)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(2)
+    expect(tally.snapshot().sources.web.forwarded).toBe(1)
+    // 50 ms without a request taken in: the rest start together.
+    await vi.advanceTimersByTimeAsync(60)
+    expect(requests).toHaveLength(4)
+    for (const i of [1, 2, 3]) answer(i)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(tally.snapshot().sources.web.forwarded).toBe(4)
+    expect(queue.counts()).toEqual({ pending: 0, retrying: 0 })
+  })
+
+  it('once a request is refused (backlog full), first attempts go at full concurrency: the backlog drains', async () => {
+    vi.useFakeTimers()
+    const { queue, requests, deliveries } = pacedQueue()
+    queue.enqueue(deliveries(3))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(1)
+    // Past maxPending (100): answered 503 by ingest, and the pacer stops holding attempts back.
+    expect(queue.enqueue(deliveries(98))).toBe(false)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(3)
+    // Still overloaded: what is accepted now starts at once, up to `concurrency` (8).
+    expect(queue.enqueue(deliveries(10))).toBe(true)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(8)
+  })
+
+  it('a delivery waiting for its retry gives its place to the next one, and its retry does not wait', async () => {
+    vi.useFakeTimers()
+    const { queue, pacer, requests, deliveries, answer, tally } = pacedQueue()
+    // A request being taken in for the whole test: first attempts go one at a time.
+    pacer.ingestStarted()
+    queue.enqueue(deliveries(2))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(1)
+    answer(0, 503)
+    await vi.advanceTimersByTimeAsync(0)
+    // The first now waits 1 s for its retry: the second has its place.
+    expect(requests).toHaveLength(2)
+    expect(queue.counts()).toEqual({ pending: 2, retrying: 1 })
+    // The retry starts on the destination's schedule, although the second still holds the place.
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(requests).toHaveLength(3)
+    answer(1)
+    answer(2)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(tally.snapshot().sources.web).toMatchObject({ forwarded: 2, retries: 1, failed: 0 })
+  })
+
+  it('deliveries still waiting for their place when the drain runs out are reported not delivered, as the stats count them', async () => {
+    vi.useFakeTimers()
+    const { queue, pacer, requests, deliveries, tally } = pacedQueue()
+    pacer.ingestStarted()
+    queue.enqueue(deliveries(3))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(1)
+    const closing = queue.close(500)
+    await vi.advanceTimersByTimeAsync(500)
+    // The two behind the held attempt never started: failed at the drain's bound.
+    expect(tally.snapshot().sources.web.failed).toBe(2)
+    // The attempt in flight has its 5 s to answer; it does not.
+    await vi.advanceTimersByTimeAsync(5_000)
+    await expect(closing).resolves.toEqual({ drained: false, pending: 3 })
+    expect(tally.snapshot().sources.web).toMatchObject({ forwarded: 0, failed: 3 })
+    expect(queue.counts()).toEqual({ pending: 0, retrying: 0 })
   })
 })
