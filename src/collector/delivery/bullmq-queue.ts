@@ -17,6 +17,7 @@ import type { Logger } from '../../logger.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
+import { bullmqConnection, loadBullmq } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
@@ -42,19 +43,6 @@ interface Opened {
   counters: SharedState
   /** `batch` jobs added by concurrent requests, together (`addBulk`). */
   adds: CoalescedWrites<BatchJob>
-}
-
-// A computed specifier: bundlers for workers and browsers do not follow it (BullMQ is Node-only).
-const BULLMQ = 'bullmq'
-
-/** Loads BullMQ (an optional peer dependency) only when a `queue` is configured. */
-async function loadBullmq(server: QueueServer): Promise<Bullmq> {
-  try {
-    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ BULLMQ)) as Bullmq
-  } catch (cause) {
-    const packages = server.kind === 'redis' ? 'bullmq ioredis' : 'bullmq pg'
-    throw new Error(`The collector's \`queue\` option needs BullMQ: npm install ${packages}`, { cause })
-  }
 }
 
 export class BullmqQueue implements DeliveryQueue {
@@ -118,7 +106,7 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #open(): Promise<Opened> {
     const bullmq = await loadBullmq(this.#server)
-    const connection = this.#connection()
+    const connection = bullmqConnection(this.#server)
     const backend = this.#server.kind === 'postgres' ? bullmq.createPostgresBackend : undefined
     const queue: Queue = backend
       ? new bullmq.Queue(QUEUE_NAME, { connection } as never, backend as never)
@@ -190,20 +178,6 @@ export class BullmqQueue implements DeliveryQueue {
     this.#onError(new Error(`The collector's ${line}`, { cause: error }))
   }
 
-  #connection(): unknown {
-    // `migrate`: BullMQ creates or updates its tables on first connect.
-    if (this.#server.kind === 'postgres') return { connectionString: this.#server.url, migrate: true }
-    const url = new URL(this.#server.url)
-    return {
-      host: url.hostname,
-      port: Number(url.port || 6379),
-      ...(url.username && { username: decodeURIComponent(url.username) }),
-      ...(url.password && { password: decodeURIComponent(url.password) }),
-      ...(url.pathname.length > 1 && { db: Number(url.pathname.slice(1)) }),
-      ...(url.protocol === 'rediss:' && { tls: {} }),
-      maxRetriesPerRequest: null,
-    }
-  }
 
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true

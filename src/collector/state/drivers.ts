@@ -1,10 +1,43 @@
 /**
- * The queue servers' client libraries (`ioredis`, `pg`: BullMQ's own peer dependencies), loaded
- * only when a `queue` is configured. Computed specifiers: bundlers for workers and browsers do
- * not follow them (they are Node-only clients).
+ * BullMQ and the queue servers' client libraries (`ioredis`, `pg`: BullMQ's own peer
+ * dependencies), loaded only when a `queue` is configured, and the connection options BullMQ is
+ * given for a `queue` URL. Computed specifiers: bundlers for workers and browsers do not follow
+ * them (they are Node-only clients).
  */
+import type { QueueServer } from '../config.js'
+
+const BULLMQ = 'bullmq'
 const IOREDIS = 'ioredis'
 const PG = 'pg'
+
+/** BullMQ (an optional peer dependency); its absence is an error that says what to install. */
+export async function loadBullmq(server: QueueServer): Promise<typeof import('bullmq')> {
+  try {
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ BULLMQ)) as typeof import('bullmq')
+  } catch (cause) {
+    const packages = server.kind === 'redis' ? 'bullmq ioredis' : 'bullmq pg'
+    throw new Error(`The collector's \`queue\` option needs BullMQ: npm install ${packages}`, { cause })
+  }
+}
+
+/**
+ * BullMQ's `connection` for `server`: PostgreSQL takes the URL as it is (`migrate`: BullMQ
+ * creates or updates its tables on first connect); Redis, the URL's parts as ioredis options
+ * (credentials decoded, `/N` the database, `rediss:` TLS). BullMQ makes its connections from them.
+ */
+export function bullmqConnection(server: QueueServer): Record<string, unknown> {
+  if (server.kind === 'postgres') return { connectionString: server.url, migrate: true }
+  const url = new URL(server.url)
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    ...(url.username && { username: decodeURIComponent(url.username) }),
+    ...(url.password && { password: decodeURIComponent(url.password) }),
+    ...(url.pathname.length > 1 && { db: Number(url.pathname.slice(1)) }),
+    ...(url.protocol === 'rediss:' && { tls: {} }),
+    maxRetriesPerRequest: null,
+  }
+}
 
 /** `ioredis`'s client class. */
 export async function loadRedis(): Promise<typeof import('ioredis').Redis> {
