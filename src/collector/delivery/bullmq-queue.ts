@@ -178,7 +178,6 @@ export class BullmqQueue implements DeliveryQueue {
     this.#onError(new Error(`The collector's ${line}`, { cause: error }))
   }
 
-
   async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     if (deliveries.length === 0) return true
     // Attempts yield to ingest while this runs (see `Pacer`), unless requests are being refused.

@@ -9,8 +9,8 @@
  * delivery lands about as soon, while ingest is answered sooner. A backlog that grows under
  * steady load meets `maxPendingDeliveries`: from a request answered 503 until `overloadMs`
  * after the last one, attempts go at full concurrency and the backlog drains (the senders are
- * being refused anyway: what is accepted is what deliveries make room for). With slow receivers the
- * loop is not saturated: nothing is held back. (Durable mode paces every attempt and a batch
+ * being refused anyway: what is accepted is what deliveries make room for). With slow receivers
+ * the loop is not saturated: nothing is held back. (Durable mode paces every attempt and a batch
  * job's claims; memory mode, each delivery's first attempt, its retries being the destination's.)
  */
 export class Pacer {
