@@ -3,10 +3,10 @@
  * most `concurrency` of them are with the source's `WebhookDestination` at once (so a burst never
  * opens thousands of sockets), at most `maxPending` are held in all (past that, `enqueue` says no
  * and ingest answers 503), and the destination's own in-memory schedule retries them. As in the
- * durable mode, a first attempt waits for the `Pacer`: while requests are being taken in and the
- * event loop is saturated, one attempt at a time, so senders are answered first (a retry, already
- * scheduled by the destination, does not wait). Everything lives in this process: what is still
- * held when it stops is reported as not delivered.
+ * durable mode, a first attempt waits for its source's `Pacer`: while that source's requests are
+ * being taken in and the event loop is saturated, one attempt at a time, so senders are answered
+ * first (a retry, already scheduled by the destination, does not wait). Everything lives in this
+ * process: what is still held when it stops is reported as not delivered.
  */
 import type { Logger } from '../../logger.js'
 import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'
@@ -28,6 +28,8 @@ class Lane {
   readonly active = new Map<object, Item>()
   retrying = 0
   closed = false
+  /** This source's first attempts wait here while its ingest saturates the event loop. */
+  readonly pacer: Pacer
   /** The next delivery waits for the pacer's place (ingest has the event loop). */
   #admitting = false
 
@@ -39,6 +41,7 @@ class Lane {
     public destination: WebhookDestination,
     private readonly queue: MemoryQueue,
   ) {
+    this.pacer = queue.pacerFor(source)
     this.#listen(destination)
   }
 
@@ -75,7 +78,8 @@ class Lane {
 
   /** Starts waiting deliveries: up to `concurrency` with the destination, each admitted by the pacer. */
   pump(): void {
-    const { concurrency, pacer } = this.queue
+    const { concurrency } = this.queue
+    const { pacer } = this
     while (!this.#admitting && this.active.size < concurrency && this.#head < this.#waiting.length) {
       const admitted = pacer.admit()
       if (admitted !== undefined) {
@@ -116,7 +120,13 @@ class Lane {
   #unpace(item: Item): void {
     if (!item.paced) return
     item.paced = false
-    this.queue.pacer.release()
+    this.pacer.release()
+  }
+
+  /** A request brought deliveries for this source: taken in, or refused (its backlog is full). */
+  ingested(outcome: 'accepted' | 'refused'): void {
+    this.pacer.ingestStarted()
+    this.pacer.ingestEnded(outcome)
   }
 
   /** Fails every delivery that never reached the destination. */
@@ -143,8 +153,8 @@ export class MemoryQueue implements DeliveryQueue {
   readonly #lanes = new Map<string, Lane>()
   readonly #maxPending: number
   readonly concurrency: number
-  /** First attempts wait here while ingest saturates the event loop (see `Pacer`). */
-  readonly pacer: Pacer
+  /** Makes each source's pacer (see `Pacer`). */
+  readonly pacerFor: (source: string) => Pacer
   readonly tally: DeliveryTally
   readonly log: Logger
   #idle: Array<() => void> = []
@@ -159,11 +169,14 @@ export class MemoryQueue implements DeliveryQueue {
     maxPending: number
     tally: DeliveryTally
     log: Logger
-    /** Default: one that paces across all sources (each lane still keeps to `concurrency`). */
-    pacer?: Pacer
+    /**
+     * Each source's pacer. Default: one per source, so a source whose receiver is slow holds back
+     * no other source's deliveries.
+     */
+    pacerFor?: (source: string) => Pacer
   }) {
     this.concurrency = options.concurrency
-    this.pacer = options.pacer ?? new Pacer(Number.POSITIVE_INFINITY)
+    this.pacerFor = options.pacerFor ?? (() => new Pacer(options.concurrency))
     this.#maxPending = options.maxPending
     this.tally = options.tally
     this.log = options.log
@@ -179,7 +192,10 @@ export class MemoryQueue implements DeliveryQueue {
     }
     if (!options?.ignoreLimit) {
       for (const [lane, count] of lanes) {
-        if (lane.pending + count > this.#maxPending) return this.#ingested('refused')
+        if (lane.pending + count > this.#maxPending) {
+          lane.ingested('refused')
+          return false
+        }
       }
     }
     if (this.#closing !== undefined) {
@@ -191,16 +207,11 @@ export class MemoryQueue implements DeliveryQueue {
       return true
     }
     for (const d of deliveries) this.#lane(d.source).push(d)
-    this.#ingested('accepted')
-    for (const lane of lanes.keys()) lane.pump()
+    for (const lane of lanes.keys()) {
+      lane.ingested('accepted')
+      lane.pump()
+    }
     return true
-  }
-
-  /** Tells the pacer (first attempts yield to ingest, unless the backlog is full); `accepted`. */
-  #ingested(outcome: 'accepted' | 'refused'): boolean {
-    this.pacer.ingestStarted()
-    this.pacer.ingestEnded(outcome)
-    return outcome === 'accepted'
   }
 
   setDestination(source: string, destination: WebhookDestination): void {

@@ -94,28 +94,47 @@ describe('admin payloads and the backlog limit (memory)', () => {
 
 describe('pacing (memory)', () => {
   /**
-   * A memory queue for source `web` whose pacer always sees a saturated event loop, and a
-   * receiver that holds every request until the test answers it (`answer(i, status)`) or it is
-   * aborted.
+   * A memory queue for `sources` (default `web`), each with its own pacer that always sees a
+   * saturated event loop, and receivers that hold every request until the test answers it
+   * (`answer(i, status)`, for `web`) or it is aborted.
    */
-  function pacedQueue() {
-    const requests: Array<(status: number) => void> = []
-    const destination = new WebhookDestination({
-      urls: [{ url: 'https://hooks.test/in' }],
-      fetch: (_url, init) => new Promise<Response>((resolve, reject) => {
-        requests.push((status) => resolve(new Response('', { status })))
-        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))
-      }),
-      // A failed attempt's retry comes 1 s later (random 0.5 of a 2 s first delay).
-      backoff: { baseMs: 2_000, capMs: 2_000 },
-      random: () => 0.5,
-    })
-    const tally = new Tally(['web'])
-    const pacer = new Pacer(Number.POSITIVE_INFINITY, () => true, 1, 50)
-    const queue = new MemoryQueue({ destinations: new Map([['web', destination]]), concurrency: 8, maxPending: 100, tally, log: createLogger('analytics:collector', false), pacer })
-    const deliveries = (n: number) => Array.from({ length: n }, (_, i) => ({ source: 'web', type: 'track' as const, body: `{"n":${i}}` }))
-    return { queue, pacer, tally, requests, deliveries, answer: (i: number, status = 200) => requests[i](status) }
+  function pacedQueue(sources = ['web']) {
+    const held: Record<string, Array<(status: number) => void>> = {}
+    const destinations = new Map(sources.map((source) => {
+      const requests: Array<(status: number) => void> = (held[source] = [])
+      const destination = new WebhookDestination({
+        urls: [{ url: `https://hooks.test/${source}` }],
+        fetch: (_url, init) => new Promise<Response>((resolve, reject) => {
+          requests.push((status) => resolve(new Response('', { status })))
+          init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))
+        }),
+        // A failed attempt's retry comes 1 s later (random 0.5 of a 2 s first delay).
+        backoff: { baseMs: 2_000, capMs: 2_000 },
+        random: () => 0.5,
+      })
+      return [source, destination] as const
+    }))
+    const tally = new Tally(sources)
+    const pacers = new Map<string, Pacer>()
+    const pacerFor = (source: string) => {
+      const pacer = new Pacer(8, () => true, 1, 50)
+      pacers.set(source, pacer)
+      return pacer
+    }
+    const queue = new MemoryQueue({ destinations, concurrency: 8, maxPending: 100, tally, log: createLogger('analytics:collector', false), pacerFor })
+    const deliveries = (n: number, source = 'web') => Array.from({ length: n }, (_, i) => ({ source, type: 'track' as const, body: `{"n":${i}}` }))
+    return { queue, pacer: pacers.get('web')!, tally, held, requests: held.web, deliveries, answer: (i: number, status = 200) => held.web[i](status) }
   }
+
+  it('each source is paced on its own: one whose receiver is slow holds back no other source', async () => {
+    vi.useFakeTimers()
+    const { queue, held, deliveries } = pacedQueue(['web', 'app'])
+    queue.enqueue(deliveries(2, 'web'))
+    queue.enqueue(deliveries(2, 'app'))
+    await vi.advanceTimersByTimeAsync(0)
+    // `web`'s first attempt is held by its receiver; `app`'s first one goes all the same.
+    expect([held.web.length, held.app.length]).toEqual([1, 1])
+  })
 
   it('while requests are being taken in on a saturated loop, one first attempt at a time; all of them once ingest pauses', async () => {
     vi.useFakeTimers()
