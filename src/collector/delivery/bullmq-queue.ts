@@ -23,7 +23,7 @@ import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
-import { BATCH_JOB_OPTIONS, JobRunner } from './bullmq-jobs.js'
+import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
 
@@ -41,7 +41,7 @@ interface Opened {
   worker: Worker
   runner: JobRunner
   counters: SharedState
-  /** `batch` jobs added by concurrent requests, together (`addBulk`). */
+  /** `batch` jobs added by concurrent requests, together (`addJobs`). */
   adds: CoalescedWrites<BatchJob>
 }
 
@@ -124,9 +124,12 @@ export class BullmqQueue implements DeliveryQueue {
       maxStalledCount: 1_000_000,
       autorun: true,
     }
+    const server = this.#server.kind
+    const add = (jobs: readonly NewJob[]) => addJobs(queue, jobs, server)
     const runner = new JobRunner({
       bullmq,
       queue,
+      add,
       destinations: this.#destinations,
       counters,
       tally: this.#tally,
@@ -160,7 +163,7 @@ export class BullmqQueue implements DeliveryQueue {
       )
     }, 250)
     ;(this.#refresh as { unref?: () => void }).unref?.()
-    const adds = new CoalescedWrites<BatchJob>((jobs) => queue.addBulk(mergeBatchJobs(jobs)))
+    const adds = new CoalescedWrites<BatchJob>((jobs) => add(mergeBatchJobs(jobs)))
     return { bullmq, queue, worker, runner, counters, adds }
   }
 
