@@ -32,6 +32,21 @@ type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 type Worker = import('bullmq').Worker
 
+/**
+ * What is done with the worker's `error`s: each is reported, except a lock renewal that failed
+ * because its job had just finished here. BullMQ renews the locks of the jobs a worker holds every
+ * few seconds, and a renewal can cross a job's completion ("could not renew lock for job N",
+ * though nothing is wrong: seen under load in the bench); a job still `processing` here has
+ * really lost its lock, and that is reported.
+ */
+export function workerErrors(processing: ReadonlySet<string>, report: (error: Error) => void, log: Logger): (error: Error) => void {
+  return (error) => {
+    const renewal = /^could not renew lock for job (.+)$/.exec(error.message)
+    if (renewal !== null && !processing.has(renewal[1])) log(`queue worker: ${error.message}, which had just finished here`)
+    else report(error)
+  }
+}
+
 /** The BullMQ queue every collector shares. */
 export const QUEUE_NAME = 'isomorphic-analytics-deliveries'
 
@@ -141,14 +156,21 @@ export class BullmqQueue implements DeliveryQueue {
       pacer: this.#pacer,
     })
     const startAfter = this.#startAfter
+    /** The jobs whose processor is running here (see `workerErrors`). */
+    const processing = new Set<string>()
     const processor = async (job: Job, token?: string) => {
       await startAfter
-      return runner.process(job, token)
+      processing.add(job.id!)
+      try {
+        return await runner.process(job, token)
+      } finally {
+        processing.delete(job.id!)
+      }
     }
     const worker: Worker = backend
       ? new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never, backend as never)
       : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)
-    worker.on('error', (error) => this.#report('queue worker', error))
+    worker.on('error', workerErrors(processing, (error) => this.#report('queue worker', error), this.#log))
     // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
     // runs again later, skipping what it marked settled.
     worker.on('failed', (job, error) => this.#report(`queue job ${job?.name ?? ''}`, error))
