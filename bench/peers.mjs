@@ -18,6 +18,8 @@
  *   `stats()` so it stays under its own `maxQueueSize` (what a caller does with our client); the
  *   peers have no such signal, so they run as they are (PostHog drops past its 1,000-message queue,
  *   as its users would see).
+ * - floor (`--part floor --per N`): the same batches pre-built and posted through bare `node:http`,
+ *   no SDK: the CPU per event below which no client sending through `node:http` can go.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -155,6 +157,44 @@ async function partE2E(sdk, flushAt) {
   return { cpuUs: cpu.user + cpu.system, userUs: cpu.user, systemUs: cpu.system, wallMs, delivered: stats.unique, requests: stats.requests, vmHwm }
 }
 
+/**
+ * For scale, the transport alone: the same events as ours sends them (stamped, serialised and
+ * joined into `{"batch":[…]}` bodies of `per` messages, all built before the clock starts),
+ * posted through `node:http` with a keep-alive agent, 8 in flight (our default), from a fresh
+ * process to the same sink. No SDK can deliver for less CPU through `node:http` than this.
+ */
+async function partFloor(per) {
+  const http = await import('node:http')
+  const { spawnSink } = await import('./sink.mjs')
+  const sink = await spawnSink()
+  const { hostname, port } = new URL(sink.url)
+  const context = { library: { name: 'isomorphic-analytics', version: version('ours') } }
+  const messages = Array.from({ length: E2E_EVENTS }, (_, i) =>
+    JSON.stringify({ ...makeEvent(i), type: 'track', context, messageId: crypto.randomUUID(), timestamp: new Date().toISOString() }))
+  const bodies = []
+  for (let i = 0; i < E2E_EVENTS; i += per) bodies.push(`{"batch":[${messages.slice(i, i + per).join(',')}],"sentAt":"${new Date().toISOString()}"}`)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
+  const post = (body) => new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Basic YmVuY2gta2V5Og==' }
+    const req = http.request({ host: hostname, port, path: '/v1/batch', method: 'POST', agent, headers }, (res) => {
+      res.resume()
+      res.on('end', resolve)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+  const cpu0 = process.cpuUsage()
+  let next = 0
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < bodies.length) await post(bodies[next++])
+  }))
+  const cpu = process.cpuUsage(cpu0)
+  agent.destroy()
+  const stats = await sink.stats()
+  await sink.stop()
+  return { cpuUs: cpu.user + cpu.system, delivered: stats.unique, requests: stats.requests }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export async function run() {
@@ -188,6 +228,15 @@ export async function run() {
         rows.push({ name: `peak RSS (VmHWM), ${E2E_EVENTS} events, defaults: ${label(sdk)}`, value: +(e.vmHwm / 2 ** 20).toFixed(1), unit: 'MiB', target: target(sdk, '≤ 90') })
       }
     }
+    const what = flushAt ? `flushAt ${flushAt}` : 'defaults'
+    const floor = await runJsonChild(SELF, ['--part', 'floor', '--per', String(flushAt ?? 20)], { timeoutMs: 300_000 })
+    log(`peers: bare node:http, ${what}: ${JSON.stringify(floor)}`)
+    rows.push({
+      name: `CPU µs per delivered event, ${E2E_EVENTS} events, ${what}: node:http ${process.versions.node} (no SDK)`,
+      value: +(floor.cpuUs / Math.max(1, floor.delivered)).toFixed(1),
+      unit: 'µs',
+      target: '',
+    })
   }
   // The README's table (see bench/run.mjs): a line per figure, a column per SDK, notes apart.
   return rows.map((row) => {
@@ -202,6 +251,9 @@ if (process.argv[1] === SELF) {
   const part = arg('--part')
   if (part === 'track') {
     process.stdout.write(`${JSON.stringify(await partTrack(arg('--sdk')))}\n`)
+    process.exit(0)
+  } else if (part === 'floor') {
+    process.stdout.write(`${JSON.stringify(await partFloor(Number(arg('--per'))))}\n`)
     process.exit(0)
   } else if (part === 'e2e') {
     const flushAt = arg('--flush-at') ? Number(arg('--flush-at')) : undefined
