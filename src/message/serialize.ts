@@ -59,8 +59,7 @@ function refuseCollections(value: unknown, path: string, seen = new Set<object>(
   }
 }
 
-/** Does this JSON text nest objects and arrays more than `max` deep? (String contents are skipped.) */
-/** Whether `json` (any JSON text) nests objects and arrays more than `max` levels. */
+/** Whether `json` (any JSON text) nests objects and arrays more than `max` levels (string contents are skipped). */
 export function tooDeep(json: string, max: number): boolean {
   // Depth never exceeds the number of `{` and `[`: a few native searches clear almost every message.
   let opens = 0
