@@ -82,7 +82,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#delivery = new Delivery(this.#options, this.#bodies, {
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
-        this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
+        if (this.#log.enabled) this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
         if (this.#events.listenerCount('flush') > 0) this.#events.emit('flush', withMessages(batch, { status }))
       },
       retrying: (batch, attempt, error) => {
@@ -271,7 +271,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)
-    this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
+    if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
       // Only on page hide is there a keepalive budget to spend.
       const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Number.POSITIVE_INFINITY

@@ -135,7 +135,7 @@ export class Delivery {
   async #prepare(batch: QueuedMessage[]): Promise<Prepared> {
     const json = this.#bodies.build(batch, new Date().toISOString())
     const compressed = this.#options.gzip ? await gzip(json) : undefined
-    this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    if (this.#log.enabled) this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     if (!compressed) return { body: json, headers: this.#headers }
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
