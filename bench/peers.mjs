@@ -18,6 +18,8 @@
  *   `stats()` so it stays under its own `maxQueueSize` (what a caller does with our client); the
  *   peers have no such signal, so they run as they are (PostHog drops past its 1,000-message queue,
  *   as its users would see).
+ * - the e2e defaults again with `node --max-semi-space-size=4` (a smaller young generation), for
+ *   the peak RSS it leaves.
  * - floor (`--part floor --per N`): the same batches pre-built and posted through bare `node:http`,
  *   no SDK: the CPU per event below which no client sending through `node:http` can go.
  */
@@ -36,6 +38,7 @@ const SDKS = ['ours', 'posthog', 'segment']
 const NAMES = { ours: 'isomorphic-analytics', posthog: 'posthog-node', segment: '@segment/analytics-node' }
 const TRACK_CALLS = 9_000
 const E2E_EVENTS = 20_000
+const SEMI_SPACE_FLAG = '--max-semi-space-size=4'
 const log = (...a) => process.stderr.write(`[bench] ${a.join(' ')}\n`)
 
 function ensurePeers() {
@@ -229,6 +232,15 @@ export async function run() {
       }
     }
     const what = flushAt ? `flushAt ${flushAt}` : 'defaults'
+    if (!flushAt) {
+      // Most of the peak is V8's young generation (up to 16 MiB semi-spaces on Node 20): what the
+      // same run peaks at with smaller ones, a flag of the application's, not of any SDK's.
+      for (const sdk of SDKS) {
+        const e = await runJsonChild(SELF, ['--part', 'e2e', '--sdk', sdk], { nodeArgs: [SEMI_SPACE_FLAG], timeoutMs: 300_000 })
+        log(`peers: ${sdk} defaults, ${SEMI_SPACE_FLAG}: ${JSON.stringify(e)}`)
+        rows.push({ name: `peak RSS (VmHWM), ${E2E_EVENTS} events, defaults, node ${SEMI_SPACE_FLAG}: ${label(sdk)}`, value: +(e.vmHwm / 2 ** 20).toFixed(1), unit: 'MiB', target: '' })
+      }
+    }
     const floor = await runJsonChild(SELF, ['--part', 'floor', '--per', String(flushAt ?? 20)], { timeoutMs: 300_000 })
     log(`peers: bare node:http, ${what}: ${JSON.stringify(floor)}`)
     rows.push({
