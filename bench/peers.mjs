@@ -167,35 +167,21 @@ async function partE2E(sdk, flushAt) {
  * process to the same sink. No SDK can deliver for less CPU through `node:http` than this.
  */
 async function partFloor(per) {
-  const http = await import('node:http')
+  const { cpuPerRequest, nodeHttpPoster } = await import('./transport.mjs')
   const { spawnSink } = await import('./sink.mjs')
   const sink = await spawnSink()
-  const { hostname, port } = new URL(sink.url)
   const context = { library: { name: 'isomorphic-analytics', version: version('ours') } }
   const messages = Array.from({ length: E2E_EVENTS }, (_, i) =>
     JSON.stringify({ ...makeEvent(i), type: 'track', context, messageId: crypto.randomUUID(), timestamp: new Date().toISOString() }))
   const bodies = []
   for (let i = 0; i < E2E_EVENTS; i += per) bodies.push(`{"batch":[${messages.slice(i, i + per).join(',')}],"sentAt":"${new Date().toISOString()}"}`)
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
-  const post = (body) => new Promise((resolve, reject) => {
-    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Basic YmVuY2gta2V5Og==' }
-    const req = http.request({ host: hostname, port, path: '/v1/batch', method: 'POST', agent, headers }, (res) => {
-      res.resume()
-      res.on('end', resolve)
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-  const cpu0 = process.cpuUsage()
-  let next = 0
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next < bodies.length) await post(bodies[next++])
-  }))
-  const cpu = process.cpuUsage(cpu0)
-  agent.destroy()
+  const lengths = bodies.map((body) => Buffer.byteLength(body))
+  const post = nodeHttpPoster(new URL('/v1/batch', sink.url))
+  const usPerRequest = await cpuPerRequest((i) => post(bodies[i], lengths[i]), bodies.length)
+  post.close()
   const stats = await sink.stats()
   await sink.stop()
-  return { cpuUs: cpu.user + cpu.system, delivered: stats.unique, requests: stats.requests }
+  return { cpuUs: Math.round(usPerRequest * bodies.length), delivered: stats.unique, requests: stats.requests }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,27 +39,38 @@ const viaFetch = (url, text) => async () => {
   if (!response.ok) throw new Error(`fetch: the sink answered ${response.status}`)
 }
 
-function viaNodeHttp(url, text) {
+/**
+ * POSTs through `node:http` to `url` with a keep-alive agent of IN_FLIGHT sockets (also the floor
+ * of bench/peers.mjs): `(text, length)` resolves once the sink answered 200. `length`, the body's
+ * UTF-8 bytes, is the caller's to compute before any clock starts.
+ */
+export function nodeHttpPoster(url) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
-  const length = String(new TextEncoder().encode(text).byteLength)
-  return () =>
+  const post = (text, length) =>
     new Promise((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'Content-Length': length } }, (res) => {
+      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'Content-Length': String(length) } }, (res) => {
         res.resume()
         res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`node:http: the sink answered ${res.statusCode}`))))
       })
       req.on('error', reject)
       req.end(text)
     })
+  return Object.assign(post, { close: () => agent.destroy() })
 }
 
-/** CPU µs of this process per request, `count` requests with IN_FLIGHT at a time. */
-async function cpuPerRequest(send, count) {
+function viaNodeHttp(url, text) {
+  const post = nodeHttpPoster(url)
+  const length = new TextEncoder().encode(text).byteLength
+  return () => post(text, length)
+}
+
+/** CPU µs of this process per request, `count` requests (`send(i)`, i from 0) with IN_FLIGHT at a time. */
+export async function cpuPerRequest(send, count) {
   let next = 0
   const cpu0 = process.cpuUsage()
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      while (next++ < count) await send()
+      while (next < count) await send(next++)
     }),
   )
   const used = process.cpuUsage(cpu0)
