@@ -24,6 +24,7 @@ import { settlesWithin } from '../settles-within.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
 import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
+import { workerErrors } from './worker-errors.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
 
@@ -31,21 +32,6 @@ type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 type Worker = import('bullmq').Worker
-
-/**
- * What is done with the worker's `error`s: each is reported, except a lock renewal that failed
- * because its job had just finished here. BullMQ renews the locks of the jobs a worker holds every
- * few seconds, and a renewal can cross a job's completion ("could not renew lock for job N",
- * though nothing is wrong: seen under load in the bench); a job still `processing` here has
- * really lost its lock, and that is reported.
- */
-export function workerErrors(processing: ReadonlySet<string>, report: (error: Error) => void, log: Logger): (error: Error) => void {
-  return (error) => {
-    const renewal = /^could not renew lock for job (.+)$/.exec(error.message)
-    if (renewal !== null && !processing.has(renewal[1])) log(`queue worker: ${error.message}, which had just finished here`)
-    else report(error)
-  }
-}
 
 /** The BullMQ queue every collector shares. */
 export const QUEUE_NAME = 'isomorphic-analytics-deliveries'

@@ -1,6 +1,6 @@
-/** What the durable collector does with its BullMQ worker's `error`s (`workerErrors`, src/collector/delivery/bullmq-queue.ts). */
+/** What the durable collector does with its BullMQ worker's `error`s (`workerErrors`, src/collector/delivery/worker-errors.ts). */
 import { describe, expect, it, vi } from 'vitest'
-import { workerErrors } from '../../../src/collector/delivery/bullmq-queue.js'
+import { workerErrors } from '../../../src/collector/delivery/worker-errors.js'
 
 describe('workerErrors', () => {
   function handler(processing: string[]) {
