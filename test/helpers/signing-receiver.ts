@@ -31,8 +31,10 @@ export async function startSigningReceiver(options: {
   secret: string
   status?: (payload: ReceivedPayload) => number
   delayMs?: (payload: ReceivedPayload) => number
+  /** A `Retry-After` (seconds) to send with the answer, if any. */
+  retryAfter?: (payload: ReceivedPayload) => number | undefined
 }): Promise<SigningReceiver> {
-  const { secret, status = () => 200, delayMs = () => 0 } = options
+  const { secret, status = () => 200, delayMs = () => 0, retryAfter = () => undefined } = options
   const attempts: ReceivedPayload[] = []
   const accepted: ReceivedPayload[] = []
   let open = 0
@@ -55,7 +57,8 @@ export async function startSigningReceiver(options: {
           done()
           const code = status(seen)
           if (code < 300) accepted.push(seen)
-          res.writeHead(code).end()
+          const seconds = retryAfter(seen)
+          res.writeHead(code, seconds === undefined ? {} : { 'retry-after': String(seconds) }).end()
         }, delayMs(seen))
         res.on('close', () => {
           clearTimeout(timer)

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
+import { QUEUE_NAME } from '../../../src/collector/delivery/bullmq-queue.js'
+import { bullmqConnection, loadBullmq, loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
@@ -18,17 +19,26 @@ export interface Received extends ReceivedPayload {
 }
 
 /**
- * The signing receiver (test/helpers/) answering `status(payload)` after `delayMs(payload)`, each
- * payload's messageId read; `open`: requests not answered yet whose sender is still connected.
+ * The signing receiver (test/helpers/) answering `status(payload)` after `delayMs(payload)`, with
+ * a `Retry-After` of `retryAfter(payload)` seconds if any, each payload's messageId read; `open`: requests not answered yet whose sender is still connected.
  */
-export async function startReceiver(status: (payload: Received) => number, delayMs: (payload: Received) => number = () => 0) {
+export async function startReceiver(
+  status: (payload: Received) => number,
+  delayMs: (payload: Received) => number = () => 0,
+  retryAfter: (payload: Received) => number | undefined = () => undefined,
+) {
   const read = new WeakMap<ReceivedPayload, Received>()
   const withId = (r: ReceivedPayload): Received => {
     let received = read.get(r)
     if (!received) read.set(r, (received = { ...r, messageId: (JSON.parse(r.raw) as { messageId?: string }).messageId ?? '' }))
     return received
   }
-  const receiver = await startSigningReceiver({ secret: SECRET, status: (p) => status(withId(p)), delayMs: (p) => delayMs(withId(p)) })
+  const receiver = await startSigningReceiver({
+    secret: SECRET,
+    status: (p) => status(withId(p)),
+    delayMs: (p) => delayMs(withId(p)),
+    retryAfter: (p) => retryAfter(withId(p)),
+  })
   return {
     url: receiver.url,
     get open() {
@@ -132,6 +142,21 @@ export async function settledMarks(url: string): Promise<number> {
     return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n)
   } finally {
     await client.end()
+  }
+}
+
+/** The retries (`deliver` jobs) waiting in the queue server for their time, read with BullMQ as a collector reads them. */
+export async function waitingRetries(url: string): Promise<number> {
+  const server = { kind: url.startsWith('redis') ? 'redis' : 'postgres', url } as const
+  const bullmq = await loadBullmq(server)
+  const options = { connection: bullmqConnection(server) } as never
+  const queue = server.kind === 'postgres'
+    ? new bullmq.Queue(QUEUE_NAME, options, bullmq.createPostgresBackend as never)
+    : new bullmq.Queue(QUEUE_NAME, options)
+  try {
+    return (await queue.getDelayed()).filter((job) => job.name === 'deliver').length
+  } finally {
+    await queue.close()
   }
 }
 
