@@ -145,8 +145,11 @@ export async function settledMarks(url: string): Promise<number> {
   }
 }
 
-/** The retries (`deliver` jobs) waiting in the queue server for their time, read with BullMQ as a collector reads them. */
-export async function waitingRetries(url: string): Promise<number> {
+/**
+ * The retries (`deliver` jobs) of the message `messageId` waiting in the queue server for their
+ * time, read with BullMQ as a collector reads them.
+ */
+export async function waitingRetries(url: string, messageId: string): Promise<number> {
   const server = { kind: url.startsWith('redis') ? 'redis' : 'postgres', url } as const
   const bullmq = await loadBullmq(server)
   const options = { connection: bullmqConnection(server) } as never
@@ -154,7 +157,8 @@ export async function waitingRetries(url: string): Promise<number> {
     ? new bullmq.Queue(QUEUE_NAME, options, bullmq.createPostgresBackend as never)
     : new bullmq.Queue(QUEUE_NAME, options)
   try {
-    return (await queue.getDelayed()).filter((job) => job.name === 'deliver').length
+    const ours = (job: { name: string; data: { b?: string } }) => job.name === 'deliver' && (JSON.parse(job.data.b ?? '{}') as { messageId?: string }).messageId === messageId
+    return (await queue.getDelayed()).filter(ours).length
   } finally {
     await queue.close()
   }
