@@ -1,5 +1,5 @@
 export { Client } from './client/client.js'
-export type { ClientEvents, ClientStats, FlushResult } from './client/client.js'
+export type { ClientEvents, ClientStats, FlushResult } from './client/reports.js'
 export { DEFAULTS } from './client/options.js'
 export type { ClientOptions } from './client/options.js'
 export type {

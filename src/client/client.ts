@@ -17,34 +17,8 @@ import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } fro
 import { Delivery, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 import { memoryStore, pageStore, type Store } from './store.js'
-
-export interface FlushResult {
-  delivered: number
-  failed: number
-}
-
-export interface ClientStats {
-  /** Waiting in the queue for the next flush. */
-  queued: number
-  /** Handed to delivery: being sent, waiting to retry, or waiting for a free connection. */
-  inFlight: number
-  delivered: number
-  failed: number
-  /** Refused because `maxQueueSize` messages were already held. */
-  dropped: number
-  /** Attempts that failed and were retried. */
-  retries: number
-}
-
-export interface ClientEvents {
-  /** A batch was delivered. */
-  flush: { messages: SentMessage[]; status: number }
-  /** An attempt failed and will be retried. */
-  retry: { messages: SentMessage[]; attempt: number; error: AnalyticsError }
-  /** Messages failed for good or were dropped. */
-  error: AnalyticsError
-}
 
 /**
  * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
