@@ -22,6 +22,8 @@
  *   the peak RSS it leaves.
  * - floor (`--part floor --per N`): the same batches pre-built and posted through bare `node:http`,
  *   no SDK: the CPU per event below which no client sending through `node:http` can go.
+ * By hand, `--events N` runs the e2e and floor parts with N events instead of 20,000 (how the CPU
+ * per event falls as a process warms up).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -131,7 +133,7 @@ async function partTrack(sdk) {
   return { usPerCall: median(perCall) / 1000, cpuUsPerCall: median(cpuPerCall) / 1000, runs: perCall.map((ns) => ns / 1000), check }
 }
 
-async function partE2E(sdk, flushAt) {
+async function partE2E(sdk, flushAt, events = E2E_EVENTS) {
   const { spawnSink } = await import('./sink.mjs')
   const sink = await spawnSink()
   const client = await adapter(sdk, sink.url, flushAt)
@@ -141,8 +143,8 @@ async function partE2E(sdk, flushAt) {
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   let sent = 0
-  while (sent < E2E_EVENTS) {
-    const chunk = Math.min(CHUNK, E2E_EVENTS - sent)
+  while (sent < events) {
+    const chunk = Math.min(CHUNK, events - sent)
     if (client.held && client.held() + chunk > client.capacity) {
       await new Promise((r) => setTimeout(r, 1))
       continue
@@ -166,15 +168,15 @@ async function partE2E(sdk, flushAt) {
  * posted through `node:http` with a keep-alive agent, 8 in flight (our default), from a fresh
  * process to the same sink. No SDK can deliver for less CPU through `node:http` than this.
  */
-async function partFloor(per) {
+async function partFloor(per, events = E2E_EVENTS) {
   const { cpuPerRequest, nodeHttpPoster } = await import('./transport.mjs')
   const { spawnSink } = await import('./sink.mjs')
   const sink = await spawnSink()
   const context = { library: { name: 'isomorphic-analytics', version: version('ours') } }
-  const messages = Array.from({ length: E2E_EVENTS }, (_, i) =>
+  const messages = Array.from({ length: events }, (_, i) =>
     JSON.stringify({ ...makeEvent(i), type: 'track', context, messageId: crypto.randomUUID(), timestamp: new Date().toISOString() }))
   const bodies = []
-  for (let i = 0; i < E2E_EVENTS; i += per) bodies.push(`{"batch":[${messages.slice(i, i + per).join(',')}],"sentAt":"${new Date().toISOString()}"}`)
+  for (let i = 0; i < events; i += per) bodies.push(`{"batch":[${messages.slice(i, i + per).join(',')}],"sentAt":"${new Date().toISOString()}"}`)
   const lengths = bodies.map((body) => Buffer.byteLength(body))
   const post = nodeHttpPoster(new URL('/v1/batch', sink.url))
   const usPerRequest = await cpuPerRequest((i) => post(bodies[i], lengths[i]), bodies.length)
@@ -247,15 +249,16 @@ if (process.argv[1] === SELF) {
   const argv = process.argv.slice(2)
   const arg = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
   const part = arg('--part')
+  const events = arg('--events') ? Number(arg('--events')) : undefined
   if (part === 'track') {
     process.stdout.write(`${JSON.stringify(await partTrack(arg('--sdk')))}\n`)
     process.exit(0)
   } else if (part === 'floor') {
-    process.stdout.write(`${JSON.stringify(await partFloor(Number(arg('--per'))))}\n`)
+    process.stdout.write(`${JSON.stringify(await partFloor(Number(arg('--per')), events))}\n`)
     process.exit(0)
   } else if (part === 'e2e') {
     const flushAt = arg('--flush-at') ? Number(arg('--flush-at')) : undefined
-    process.stdout.write(`${JSON.stringify(await partE2E(arg('--sdk'), flushAt))}\n`)
+    process.stdout.write(`${JSON.stringify(await partE2E(arg('--sdk'), flushAt, events))}\n`)
     process.exit(0)
   } else {
     const rows = await run()
