@@ -20,7 +20,8 @@ export interface Received extends ReceivedPayload {
 
 /**
  * The signing receiver (test/helpers/) answering `status(payload)` after `delayMs(payload)`, with
- * a `Retry-After` of `retryAfter(payload)` seconds if any, each payload's messageId read; `open`: requests not answered yet whose sender is still connected.
+ * a `Retry-After` of `retryAfter(payload)` seconds if any, each payload's messageId read; `open`:
+ * requests not answered yet whose sender is still connected.
  */
 export async function startReceiver(
   status: (payload: Received) => number,
