@@ -23,7 +23,8 @@
  * - floor (`--part floor --per N`): the same batches pre-built and posted through bare `node:http`,
  *   no SDK: the CPU per event below which no client sending through `node:http` can go.
  * By hand, `--events N` runs the e2e and floor parts with N events instead of 20,000 (how the CPU
- * per event falls as a process warms up).
+ * per event falls as a process warms up); both parts also print user and system CPU time and the
+ * minor page faults taken while measured.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -97,6 +98,9 @@ async function adapter(sdk, url, flushAt) {
   }
 }
 
+/** Minor page faults of this process so far (/proc/self/stat): pages it touched for the first time. */
+const minorFaults = () => Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[7])
+
 /** A peer as `require(name)` from bench/ resolves it (Segment's ESM build does not load in Node as is). */
 const resolvePeer = (name) => createRequire(path.join(HERE, 'package.json'))(name)
 
@@ -141,6 +145,7 @@ async function partE2E(sdk, flushAt, events = E2E_EVENTS) {
   const inputs = Array.from({ length: POOL }, (_, i) => makeEvent(i))
   const CHUNK = 500
   const cpu0 = process.cpuUsage()
+  const faults0 = minorFaults()
   const t0 = performance.now()
   let sent = 0
   while (sent < events) {
@@ -154,12 +159,13 @@ async function partE2E(sdk, flushAt, events = E2E_EVENTS) {
   }
   await client.flush()
   const cpu = process.cpuUsage(cpu0)
+  const faults = minorFaults() - faults0
   const wallMs = performance.now() - t0
   await client.close()
   const vmHwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024
   const stats = await sink.stats()
   await sink.stop()
-  return { cpuUs: cpu.user + cpu.system, userUs: cpu.user, systemUs: cpu.system, wallMs, delivered: stats.unique, requests: stats.requests, vmHwm }
+  return { cpuUs: cpu.user + cpu.system, userUs: cpu.user, systemUs: cpu.system, minorFaults: faults, wallMs, delivered: stats.unique, requests: stats.requests, vmHwm }
 }
 
 /**
@@ -179,11 +185,15 @@ async function partFloor(per, events = E2E_EVENTS) {
   for (let i = 0; i < events; i += per) bodies.push(`{"batch":[${messages.slice(i, i + per).join(',')}],"sentAt":"${new Date().toISOString()}"}`)
   const lengths = bodies.map((body) => Buffer.byteLength(body))
   const post = nodeHttpPoster(new URL('/v1/batch', sink.url))
+  const cpu0 = process.cpuUsage()
+  const faults0 = minorFaults()
   const usPerRequest = await cpuPerRequest((i) => post(bodies[i], lengths[i]), bodies.length)
+  const cpu = process.cpuUsage(cpu0)
+  const faults = minorFaults() - faults0
   post.close()
   const stats = await sink.stats()
   await sink.stop()
-  return { cpuUs: Math.round(usPerRequest * bodies.length), delivered: stats.unique, requests: stats.requests }
+  return { cpuUs: Math.round(usPerRequest * bodies.length), userUs: cpu.user, systemUs: cpu.system, minorFaults: faults, delivered: stats.unique, requests: stats.requests }
 }
 
 // ---------------------------------------------------------------------------------------------
