@@ -41,7 +41,10 @@ export async function defaultFetch(input: string, init?: RequestInit): Promise<R
 export interface HttpAnswer {
   readonly status: number
   readonly headers: { get(name: string): string | null }
-  /** The body as a stream, where the transport has one (fetch); else read it with `text()`. */
+  /**
+   * The body as a stream, where the transport has one (fetch: `null` when there is none);
+   * `undefined` when the transport read the answer whole (`nodeRequest`). Read it with `text()`.
+   */
   readonly body?: ReadableStream<Uint8Array> | null
   text(): Promise<string>
   arrayBuffer(): Promise<ArrayBuffer>

@@ -82,8 +82,13 @@ function attemptFailure(error: unknown, request: AttemptRequest, timedOut: boole
   return transportFailure(request.url, error)
 }
 
-/** Reads and discards a response body so the connection can be reused; never throws. */
+/**
+ * Reads and discards a response body so the connection can be reused; never throws. An answer
+ * without a `body` stream (`nodeRequest`'s) was read whole already: nothing to release, and no
+ * copy of its bytes is made.
+ */
 export async function discardBody(response: HttpAnswer): Promise<void> {
+  if (response.body === undefined) return
   try {
     await response.arrayBuffer()
   } catch {

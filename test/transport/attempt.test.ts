@@ -92,4 +92,16 @@ describe('discardBody', () => {
     await response.text()
     await expect(discardBody(response)).resolves.toBeUndefined()
   })
+
+  it('reads a stream body to its end, so the connection can be reused', async () => {
+    const response = new Response('body')
+    await discardBody(response)
+    expect(response.bodyUsed).toBe(true)
+  })
+
+  it('leaves an answer read whole (no body stream, as nodeRequest gives) alone: no copy of its bytes', async () => {
+    const arrayBuffer = vi.fn(async () => new ArrayBuffer(0))
+    await discardBody({ status: 200, headers: new Headers(), text: async () => '', arrayBuffer })
+    expect(arrayBuffer).not.toHaveBeenCalled()
+  })
 })
