@@ -151,6 +151,12 @@ export async function settledMarks(url: string): Promise<number> {
  * time, read with BullMQ as a collector reads them.
  */
 export async function waitingRetries(url: string, messageId: string): Promise<number> {
+  const ours = (job: { name: string; data: { b?: string } }) => job.name === 'deliver' && (JSON.parse(job.data.b ?? '{}') as { messageId?: string }).messageId === messageId
+  return withQueue(url, async (queue) => (await queue.getDelayed()).filter(ours).length)
+}
+
+/** Runs `fn` with the collectors' BullMQ queue on the server at `url`, opened as a collector opens it. */
+async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => Promise<T>): Promise<T> {
   const server = { kind: url.startsWith('redis') ? 'redis' : 'postgres', url } as const
   const bullmq = await loadBullmq(server)
   const options = { connection: bullmqConnection(server) } as never
@@ -158,8 +164,7 @@ export async function waitingRetries(url: string, messageId: string): Promise<nu
     ? new bullmq.Queue(QUEUE_NAME, options, bullmq.createPostgresBackend as never)
     : new bullmq.Queue(QUEUE_NAME, options)
   try {
-    const ours = (job: { name: string; data: { b?: string } }) => job.name === 'deliver' && (JSON.parse(job.data.b ?? '{}') as { messageId?: string }).messageId === messageId
-    return (await queue.getDelayed()).filter(ours).length
+    return await fn(queue)
   } finally {
     await queue.close()
   }
@@ -182,7 +187,8 @@ export function stop(collector: CollectorProcess, signal: NodeJS.Signals = 'SIGT
 /**
  * A suite's real queue server (started before its tests, stopped after) and the collector
  * processes its tests start on it. Every process on the server takes jobs and delivers with its
- * own configuration, so none may outlive its test: each is SIGKILLed after it.
+ * own configuration, so none may outlive its test: each is SIGKILLed after it, and the jobs the
+ * test left are removed (`obliterate`).
  */
 export function onQueueServer(start: () => Promise<QueueServerProcess>): { readonly url: string; collector(env: Record<string, string>): Promise<CollectorProcess> } {
   let server: QueueServerProcess | undefined
@@ -192,6 +198,8 @@ export function onQueueServer(start: () => Promise<QueueServerProcess>): { reado
   }, 60_000)
   afterEach(async () => {
     await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
+    // What a test left in the server (a failed one's backlog) is not the next test's to deliver.
+    await withQueue(server!.url, (queue) => queue.obliterate({ force: true }))
   })
   afterAll(async () => {
     await server?.stop()
