@@ -76,7 +76,7 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
       try {
         // No backlog limit: on a loaded machine deliveries may fall behind, and this is not about the 503.
         const a = await collector({ WEBHOOK: receiver.url, MAX_PENDING: '1000000' })
-        // Ours: m-60000 to m-81999 (the server may still hold other tests' jobs).
+        // Ours: m-60000 to m-81999.
         const ours = () => new Set(receiver.accepted.map((r) => r.messageId).filter((id) => /^m-[678]\d{4}$/.test(id))).size
         const deliver = async (from: number, count: number) => {
           for (let i = from; i < from + count; i += 20) expect(await send(a.url, batchText(i, 20))).toBe(200)
