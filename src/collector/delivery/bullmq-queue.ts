@@ -17,7 +17,7 @@ import type { Logger } from '../../logger.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
-import { bullmqConnection, loadBullmq } from '../state/drivers.js'
+import { bullmqBackend, bullmqConnection, bullmqQueue, loadBullmq } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
@@ -108,10 +108,8 @@ export class BullmqQueue implements DeliveryQueue {
   async #open(): Promise<Opened> {
     const bullmq = await loadBullmq(this.#server)
     const connection = bullmqConnection(this.#server)
-    const backend = this.#server.kind === 'postgres' ? bullmq.createPostgresBackend : undefined
-    const queue: Queue = backend
-      ? new bullmq.Queue(QUEUE_NAME, { connection } as never, backend as never)
-      : new bullmq.Queue(QUEUE_NAME, { connection } as never)
+    const backend = bullmqBackend(bullmq, this.#server)
+    const queue: Queue = bullmqQueue(bullmq, this.#server, QUEUE_NAME)
     queue.on('error', (error) => this.#report('queue server', error))
     const counters = this.#counters
     const workerOptions = {

@@ -39,6 +39,18 @@ export function bullmqConnection(server: QueueServer): Record<string, unknown> {
   }
 }
 
+/** BullMQ's backend for `server`: its Postgres backend, or `undefined` for Redis (BullMQ's own). */
+export function bullmqBackend(bullmq: typeof import('bullmq'), server: QueueServer): unknown {
+  return server.kind === 'postgres' ? bullmq.createPostgresBackend : undefined
+}
+
+/** A BullMQ `Queue` called `name` on `server`, as the collector opens its own. */
+export function bullmqQueue(bullmq: typeof import('bullmq'), server: QueueServer, name: string): import('bullmq').Queue {
+  const options = { connection: bullmqConnection(server) } as never
+  const backend = bullmqBackend(bullmq, server)
+  return backend ? new bullmq.Queue(name, options, backend as never) : new bullmq.Queue(name, options)
+}
+
 /** `ioredis`'s client class. */
 export async function loadRedis(): Promise<typeof import('ioredis').Redis> {
   return ((await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')).Redis

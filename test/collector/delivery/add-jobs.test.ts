@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { QueueServer } from '../../../src/collector/config.js'
 import { addJobs } from '../../../src/collector/delivery/bullmq-jobs.js'
-import { bullmqConnection, loadBullmq } from '../../../src/collector/state/drivers.js'
+import { bullmqQueue, loadBullmq } from '../../../src/collector/state/drivers.js'
 import { startPostgres, startRedis, type QueueServerProcess } from '../../helpers/queue-servers.js'
 
 describe.each([
@@ -18,11 +18,7 @@ describe.each([
   beforeAll(async () => {
     process = await start()
     const server: QueueServer = { kind, url: process.url }
-    const bullmq = await loadBullmq(server)
-    const connection = bullmqConnection(server)
-    queue = kind === 'postgres'
-      ? new bullmq.Queue('add-jobs-test', { connection } as never, bullmq.createPostgresBackend as never)
-      : new bullmq.Queue('add-jobs-test', { connection } as never)
+    queue = bullmqQueue(await loadBullmq(server), server, 'add-jobs-test')
     await queue.waitUntilReady()
   }, 60_000)
 

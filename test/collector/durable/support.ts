@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { QUEUE_NAME } from '../../../src/collector/delivery/bullmq-queue.js'
-import { bullmqConnection, loadBullmq, loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
+import { bullmqQueue, loadBullmq, loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 
@@ -158,11 +158,7 @@ export async function waitingRetries(url: string, messageId: string): Promise<nu
 /** Runs `fn` with the collectors' BullMQ queue on the server at `url`, opened as a collector opens it. */
 async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => Promise<T>): Promise<T> {
   const server = { kind: url.startsWith('redis') ? 'redis' : 'postgres', url } as const
-  const bullmq = await loadBullmq(server)
-  const options = { connection: bullmqConnection(server) } as never
-  const queue = server.kind === 'postgres'
-    ? new bullmq.Queue(QUEUE_NAME, options, bullmq.createPostgresBackend as never)
-    : new bullmq.Queue(QUEUE_NAME, options)
+  const queue = bullmqQueue(await loadBullmq(server), server, QUEUE_NAME)
   try {
     return await fn(queue)
   } finally {
