@@ -1,6 +1,7 @@
 /**
- * Docs that run: every code block of the README and every file in examples/, from the packed
- * tarball, importing `isomorphic-analytics` by name as users do, against loopback servers.
+ * Docs that run: every code block of the README, from the packed tarball, importing
+ * `isomorphic-analytics` by name as users do, against loopback servers (the project they run in:
+ * support/docs-project.ts; examples/ runs in examples-run.test.ts).
  *
  * - `ts`/`js` blocks run in Node (TypeScript stripped by esbuild). A preloaded script sends every
  *   request for a non-loopback host (or the documented port 8700), whether made with `fetch` or
@@ -23,17 +24,14 @@
  * - A block of a language not listed here fails the first test, naming it: teach this test to run
  *   it rather than leave it unrun.
  */
-import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { transform, build } from 'esbuild'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { launchChromium } from './support/browser.js'
-import { REDIRECT } from './support/redirect.js'
-import { installPacked, requireBuild, ROOT, run, scratchDir, type RunResult } from './support/runtimes.js'
+import { clean, ENV, postSignedTrack, untilOutput, useDocsProject } from './support/docs-project.js'
+import { ROOT, run, type RunResult } from './support/runtimes.js'
 
 interface Block { lang: string; code: string; line: number }
 
@@ -63,8 +61,6 @@ const isCli = (command: string) => command.startsWith('npx isomorphic-analytics 
 const shellBlocks = BLOCKS.filter((b) => SHELL.includes(b.lang))
 const sessions = shellBlocks.filter((b) => commandsOf(b).some((c) => !c.startsWith('npm ') && !isCli(c)))
 
-const ENV = { WRITE_KEY: 'docs-write-key', WEBHOOK_SECRET: 'docs-secret', ADMIN_TOKEN: 'docs-admin-token', PORT: '0' }
-
 /** Imports the block; calls an exported fetch handler or webhook handler the way a platform would. */
 const RUNNER = `import { sign } from 'isomorphic-analytics/webhooks'
 const mod = await import(process.argv[2])
@@ -81,90 +77,16 @@ if (typeof mod.handler === 'function') {
 }
 `
 
-interface Recorded { host: string; path: string; body: string; authorization?: string; signature?: string }
-
-let scratch: ReturnType<typeof scratchDir>
-let recorder: Server
-let recorderUrl: string
-const recorded: Recorded[] = []
-
-beforeAll(async () => {
-  requireBuild('index.js', 'cli.js', 'isomorphic-analytics.global.js')
-  scratch = scratchDir('docs-run')
-  installPacked(scratch.dir)
-  writeFileSync(join(scratch.dir, 'package.json'), '{ "name": "docs-run", "private": true, "type": "module" }\n')
-  writeFileSync(join(scratch.dir, 'redirect.mjs'), REDIRECT)
-  writeFileSync(join(scratch.dir, 'runner.mjs'), RUNNER)
-  cpSync(join(ROOT, 'examples'), join(scratch.dir, 'examples'), { recursive: true })
-  recorder = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
-    req.on('end', () => {
-      const [, host, ...rest] = (req.url ?? '/').split('/')
-      recorded.push({ host, path: `/${rest.join('/')}`, body, authorization: req.headers.authorization, signature: req.headers['x-signature'] as string | undefined })
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}')
-    })
-  })
-  await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve))
-  recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`
-}, 120_000)
-
-afterAll(async () => {
-  await new Promise((resolve) => recorder?.close(resolve))
-  scratch?.remove()
-})
-
-const node = (args: string[], env: Record<string, string> = {}, timeoutMs = 30_000) =>
-  run(process.execPath, args, { cwd: scratch.dir, env: { ...ENV, DOCS_RECORDER: recorderUrl, ...env }, timeoutMs })
-
-const clean = (result: RunResult, what: string) => {
-  expect(result.stderr, `${what} wrote to stderr`).toBe('')
-  expect(result.code, `${what} exited with ${result.code}\n${result.stdout}`).toBe(0)
-}
-
-/** Starts a long-running script, resolves with its URL once it prints one, and stops it after `use`. */
-async function whileListening(args: string[], use: (url: string, output: () => string) => Promise<void>, announced = /(http:\/\/127\.0\.0\.1:\d+\S*)/): Promise<number | null> {
-  const child = spawn(process.execPath, args, { cwd: scratch.dir, env: { ...process.env, DEBUG: undefined, ...ENV }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()))
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()))
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-  try {
-    const deadline = Date.now() + 15_000
-    let url: string | undefined
-    while (!(url = announced.exec(output)?.[1])) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${args.join(' ')} printed no URL:\n${output}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    await use(url, () => output)
-  } finally {
-    child.kill('SIGTERM')
-  }
-  return exited
-}
-
-async function postSignedTrack(url: string): Promise<number> {
-  const body = JSON.stringify({ version: 1, type: 'track', messageId: 'm-1', userId: 'user-1', event: 'Docs Ran', properties: {}, timestamp: new Date().toISOString(), context: {} })
-  const signature = createHmac('sha1', ENV.WEBHOOK_SECRET).update(body).digest('hex')
-  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-signature': signature } })
-  return response.status
-}
+const project = useDocsProject('docs-run', { 'runner.mjs': RUNNER })
+const { recorded, node, whileListening } = project
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
 
 /** The CLI's arguments for a README command: a free port, and webhooks sent to the loopback recorder. */
 function cliArgs(command: string): string[] {
   const args = command.replace('npx isomorphic-analytics ', '').replace('--port 8700', '--port 0')
-    .replace(/--webhook\s+https?:\/\/(\S+)/g, (_, rest: string) => `--webhook ${recorderUrl}/${rest}`)
-  return [join(scratch.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args.split(/\s+/)]
-}
-
-async function untilOutput(output: () => string, pattern: RegExp): Promise<void> {
-  const deadline = Date.now() + 10_000
-  while (!pattern.test(output())) {
-    if (Date.now() > deadline) throw new Error(`expected ${pattern} in:\n${output()}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
+    .replace(/--webhook\s+https?:\/\/(\S+)/g, (_, rest: string) => `--webhook ${project.recorderUrl}/${rest}`)
+  return [join(project.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args.split(/\s+/)]
 }
 
 describe('every README code block runs as pasted (from the packed package)', () => {
@@ -177,7 +99,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
   it.each(nodeBlocks.map((b) => [label(b), b] as const))('%s', async (_label, block) => {
     const { code } = await transform(block.code, { loader: 'ts', format: 'esm' })
     const file = `block-${block.line}.mjs`
-    writeFileSync(join(scratch.dir, file), code)
+    writeFileSync(join(project.dir, file), code)
     if (/\.listen\(/.test(block.code)) {
       const code = await whileListening([file], async (url, output) => {
         expect(await postSignedTrack(url)).toBe(200)
@@ -209,9 +131,9 @@ describe('every README code block runs as pasted (from the packed package)', () 
   })
 
   it.each(BLOCKS.filter(isVitest).map((b) => [label(b), b] as const))('%s passes under vitest', async (_label, block) => {
-    writeFileSync(join(scratch.dir, `block-${block.line}.test.ts`), block.code)
-    writeFileSync(join(scratch.dir, 'vitest.config.mjs'), "export default { test: { include: ['*.test.ts'] } }\n")
-    const result = await node([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', `block-${block.line}.test.ts`, '--root', scratch.dir, '--config', 'vitest.config.mjs'], { NO_COLOR: '1', FORCE_COLOR: '0' }, 60_000)
+    writeFileSync(join(project.dir, `block-${block.line}.test.ts`), block.code)
+    writeFileSync(join(project.dir, 'vitest.config.mjs'), "export default { test: { include: ['*.test.ts'] } }\n")
+    const result = await node([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', `block-${block.line}.test.ts`, '--root', project.dir, '--config', 'vitest.config.mjs'], { NO_COLOR: '1', FORCE_COLOR: '0' }, 60_000)
     expect(result.stdout + result.stderr).toMatch(/Tests\s+2 passed \(2\)/)
     expect(result.code, result.stdout + result.stderr).toBe(0)
   }, 90_000)
@@ -244,7 +166,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
       const script = block.code
         .replace(/https?:\/\/(?:127\.0\.0\.1|localhost):8700/g, url)
         .replace(/\b([A-Z][A-Z0-9_]*)=\.\.\.(?=[;\s]|$)/gm, (_, name: string) => `${name}="$DOCS_${name}"`)
-      writeFileSync(join(scratch.dir, 'codes.txt'), '')
+      writeFileSync(join(project.dir, 'codes.txt'), '')
       // A stream (`curl -N`) is read for 2 s, then left: its timeout is no error when it answered.
       const wrapper = `curl() {
   local max=10 rc=0; for a in "$@"; do [ "$a" = "-N" ] && max=2; done
@@ -253,8 +175,8 @@ describe('every README code block runs as pasted (from the packed package)', () 
   cat "$DOCS_DIR/body.txt"; echo; return $rc
 }\n`
       result = await run('bash', ['-e', '-o', 'pipefail', '-c', wrapper + script], {
-        cwd: scratch.dir,
-        env: { DOCS_DIR: scratch.dir, DOCS_TOKEN: ENV.ADMIN_TOKEN, DOCS_ADMIN_TOKEN: ENV.ADMIN_TOKEN, DOCS_WRITE_KEY: ENV.WRITE_KEY },
+        cwd: project.dir,
+        env: { DOCS_DIR: project.dir, DOCS_TOKEN: ENV.ADMIN_TOKEN, DOCS_ADMIN_TOKEN: ENV.ADMIN_TOKEN, DOCS_WRITE_KEY: ENV.WRITE_KEY },
       })
       if (/-u KEY:/.test(block.code) && /--webhook/.test(command)) {
         // A message sent with the README's write key is forwarded, signed with its secret.
@@ -264,7 +186,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
     }, LISTENING)
     expect(code).toBe(0)
     clean(result!, label(block))
-    const codes = readFileSync(join(scratch.dir, 'codes.txt'), 'utf8').trim().split('\n').map(Number)
+    const codes = readFileSync(join(project.dir, 'codes.txt'), 'utf8').trim().split('\n').map(Number)
     expect(codes.length, `${label(block)} made no request`).toBeGreaterThan(0)
     for (const status of codes) {
       expect(status, `${label(block)}: a request got no answer (000), a 5xx or a 401\n${result!.stdout}`).toSatisfy((n: number) => n >= 200 && n < 500 && n !== 401)
@@ -288,7 +210,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
   })
 
   it.each(['analytics', 'analytics:*', 'analytics:client'])('the text block of DEBUG lines is what DEBUG=%s prints (ids, sizes, ports and times aside)', async (setting) => {
-    writeFileSync(join(scratch.dir, 'debug-lines.mjs'), `import { Client } from 'isomorphic-analytics'
+    writeFileSync(join(project.dir, 'debug-lines.mjs'), `import { Client } from 'isomorphic-analytics'
 const client = new Client('k', { endpoint: 'http://127.0.0.1:8700' })
 client.track({ userId: 'u', event: 'E' })
 await client.flush()
@@ -310,7 +232,7 @@ await client.flush()
     try {
       const { context } = chromium
       await context.route('https://unpkg.com/isomorphic-analytics/dist/isomorphic-analytics.global.js', (route) =>
-        route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(scratch.dir, 'node_modules/isomorphic-analytics/dist/isomorphic-analytics.global.js'), 'utf8') }))
+        route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(project.dir, 'node_modules/isomorphic-analytics/dist/isomorphic-analytics.global.js'), 'utf8') }))
       await context.route('https://collector.example.com/**', (route) => {
         sent.push(route.request().postData() ?? '')
         return route.fulfill({ status: 200, contentType: 'application/json', headers: { 'access-control-allow-origin': '*' }, body: '{"success":true}' })
@@ -318,7 +240,7 @@ await client.flush()
       for (const block of browserBlocks) {
         let html = block.code
         if (block.lang !== 'html') {
-          const bundle = await build({ stdin: { contents: block.code, resolveDir: scratch.dir, loader: 'ts' }, bundle: true, platform: 'browser', format: 'iife', write: false, logLevel: 'silent' })
+          const bundle = await build({ stdin: { contents: block.code, resolveDir: project.dir, loader: 'ts' }, bundle: true, platform: 'browser', format: 'iife', write: false, logLevel: 'silent' })
           html = `<title>Docs</title><script>${bundle.outputFiles[0].text}</script>`
         }
         await context.route('https://app.test/', (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html>${html}` }))
@@ -359,42 +281,4 @@ describe('figures in the README come from the scripts that measure them', () => 
     expect(README).toMatch(/no framework\), about\s+[\d.]+ KB\s+gzipped in all/)
     expect(README).toBe(withFigures(README, figures))
   }, 30_000)
-})
-
-describe('every file in examples/ runs from the packed package', () => {
-  const files = readdirSync(join(ROOT, 'examples'))
-
-  it('examples/ holds what this test runs', () => {
-    expect(files.sort()).toEqual(['cluster.mjs', 'pipeline.mjs', 'quick-start.mjs', 'webhook-receiver-express.md', 'webhook-receiver-node.mjs'])
-  })
-
-  it('cluster.mjs: two collectors on one redis-server, one SIGKILLed mid-stream, every message arrives', async () => {
-    const result = await node(['examples/cluster.mjs'], {}, 90_000)
-    clean(result, 'examples/cluster.mjs')
-    expect(result.stdout).toMatch(/^✓ all 5000 messages arrived \(\d+ twice after the kill: at-least-once\); 0 bad signatures$/m)
-  }, 100_000)
-
-  it('quick-start.mjs sends six calls to its loopback receiver and prints them', async () => {
-    const result = await node(['examples/quick-start.mjs'])
-    clean(result, 'examples/quick-start.mjs')
-    expect(result.stdout).toMatch(/^sent 6 calls to http:\/\/127\.0\.0\.1:\d+\/v1\/batch: 6 delivered, 0 failed$/m)
-  })
-
-  it('webhook-receiver-express.md: its Express receiver accepts a signed webhook', async () => {
-    const [, code] = /```js\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'examples/webhook-receiver-express.md'), 'utf8'))!
-    writeFileSync(join(scratch.dir, 'express-receiver.mjs'), code)
-    const exit = await whileListening(['express-receiver.mjs'], async (url, output) => {
-      expect(await postSignedTrack(url)).toBe(200)
-      await untilOutput(output, /user-1 did Docs Ran/)
-    })
-    expect(exit === 0 || exit === null).toBe(true)
-  })
-
-  it('webhook-receiver-node.mjs accepts a signed webhook', async () => {
-    const code = await whileListening(['examples/webhook-receiver-node.mjs'], async (url, output) => {
-      expect(await postSignedTrack(url)).toBe(200)
-      await untilOutput(output, /received track from user-1/)
-    })
-    expect(code === 0 || code === null).toBe(true)
-  })
 })

@@ -1,0 +1,67 @@
+/**
+ * The CLI stopping with work in flight: on SIGINT or SIGTERM it drains deliveries within
+ * --drain-timeout, then reports what was not delivered (counted in the stats' failed).
+ */
+import { createServer } from 'node:http'
+import { describe, expect, it } from 'vitest'
+import { basic, receiver, useCli } from './support.js'
+
+const run = useCli()
+
+describe('isomorphic-analytics CLI', () => {
+  it('on SIGINT, drains within the bound and reports what is still pending', async () => {
+    const hook = await receiver(503)
+    try {
+      const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', hook.url, '--drain-timeout', '300'])
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      const response = await fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic('KEY'), 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'Stuck', userId: 'u1' }),
+      })
+      expect(response.status).toBe(200)
+      await hook.until(1)
+      cli.child.kill('SIGINT')
+      expect(await cli.exit).toBe(0)
+      expect(cli.stdout()).toContain('SIGINT: stopping. 1 delivery pending; waiting up to 300 ms.')
+      expect(cli.stdout()).toContain('1 delivery not delivered (still pending after 300 ms; counted in failed).')
+      expect(cli.stdout()).toMatch(/failed 1 · pending 0/)
+    } finally {
+      await hook.close()
+    }
+  })
+
+  it('on SIGTERM with a slow receiver: exits within the drain timeout + 1 s, and the number it reports not delivered is the stats\' failed', async () => {
+    // Each webhook request is answered 200 after 400 ms: a few rounds finish inside the drain.
+    const server = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200).end(), 400))
+    })
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    try {
+      const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`
+      const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', hook, '--drain-timeout', '1000'])
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      for (let i = 0; i < 600; i += 100) {
+        const batch = Array.from({ length: 100 }, (_, j) => ({ type: 'track', event: 'E', userId: `u${i + j}` }))
+        const response = await fetch(`${url}/v1/batch`, { method: 'POST', headers: { authorization: basic('KEY') }, body: JSON.stringify({ batch }) })
+        expect(response.status).toBe(200)
+      }
+      const signalledAt = Date.now()
+      cli.child.kill('SIGTERM')
+      expect(await cli.exit).toBe(0)
+      expect(Date.now() - signalledAt).toBeLessThanOrEqual(1000 + 1000)
+      const notDelivered = Number(cli.stdout().match(/(\d+) deliver(?:y|ies) not delivered \(still pending after 1000 ms; counted in failed\)/)?.[1])
+      const final = cli.stdout().match(/forwarded (\d+) · retrying \d+ · failed (\d+) · pending (\d+)/)
+      expect(final).not.toBeNull()
+      const [forwarded, failed, pending] = final!.slice(1).map(Number)
+      expect(notDelivered).toBeGreaterThan(0)
+      expect(failed).toBe(notDelivered)
+      expect(forwarded + failed).toBe(600)
+      expect(pending).toBe(0)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((done) => server.close(() => done()))
+    }
+  })
+})
