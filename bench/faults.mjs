@@ -5,8 +5,8 @@
  *   (a)       100,000 events, sink answers 30 % 500s and resets 2 % of sockets
  *   (b)       as (a), and 5 % of requests hang for 15 s (the client's default timeout is 10 s)
  * Each run is a fresh child process (bench/client.mjs --part e2e): same backpressure-respecting
- * producer as the end-to-end bench (see partE2E there), plus every messageId tracked and matched
- * against the 'flush' events, the 'error' events and the sink's own list of ids.
+ * producer as the end-to-end bench (see partE2E in bench/client-e2e.mjs), plus every messageId
+ * tracked and matched against the 'flush' events, the 'error' events and the sink's own list of ids.
  *
  * Run (b) cannot finish 100,000 events in a few minutes: every hung request holds one of the 8
  * connection slots for the 10 s timeout. So its producer stops after BENCH_HANG_BUDGET_S seconds
@@ -17,10 +17,10 @@
  */
 import { fileURLToPath } from 'node:url'
 import { runE2E } from './client.mjs'
+import { log } from './support.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
 const EVENTS = 100_000
-const log = (...a) => process.stderr.write(`[bench] ${a.join(' ')}\n`)
 const full = process.env.BENCH_FULL === '1'
 const hangBudgetMs = full ? 0 : Number(process.env.BENCH_HANG_BUDGET_S ?? 30) * 1000
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Issue 10's table: ours against posthog-node and @segment/analytics-node, in one run, with the
- * same event (bench/client.mjs `makeEvent`) and the same loopback sink in its own process
+ * same event (bench/support.mjs `makeEvent`) and the same loopback sink in its own process
  * (bench/sink.mjs, which reads both wire formats). The peers are dependencies of bench/ (its own
  * package.json and lock), installed here with `npm ci` when missing; never of the package.
  *
@@ -31,7 +31,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { makeEvent, runJsonChild } from './client.mjs'
+import { log, makeEvent, median, runJsonChild } from './support.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
 const HERE = path.dirname(SELF)
@@ -42,7 +42,6 @@ const NAMES = { ours: 'isomorphic-analytics', posthog: 'posthog-node', segment: 
 const TRACK_CALLS = 9_000
 const E2E_EVENTS = 20_000
 const SEMI_SPACE_FLAG = '--max-semi-space-size=4'
-const log = (...a) => process.stderr.write(`[bench] ${a.join(' ')}\n`)
 
 function ensurePeers() {
   if (existsSync(path.join(HERE, 'node_modules', 'posthog-node')) && existsSync(path.join(HERE, 'node_modules', '@segment', 'analytics-node'))) return
@@ -53,12 +52,6 @@ function ensurePeers() {
 function version(sdk) {
   const file = sdk === 'ours' ? path.join(ROOT, 'package.json') : path.join(HERE, 'node_modules', NAMES[sdk], 'package.json')
   return JSON.parse(readFileSync(file, 'utf8')).version
-}
-
-function median(values) {
-  const s = [...values].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 /**
  * What a request costs the sending process, by runtime and transport: the runtime's `fetch`
  * against `node:http` with a keep-alive agent (what the client uses on Node; on Bun and Deno it
- * keeps `fetch`). The same batch body (20 messages of bench/client.mjs's event, as the client's
+ * keeps `fetch`). The same batch body (20 messages of bench/support.mjs's event, as the client's
  * default `flushAt` sends), 8 requests in flight (the client's connection bound), to a loopback
  * sink in another process (bench/sink-server.mjs). CPU time (user + system) of the sending
  * process per request, median of interleaved runs, so load on a shared machine hits both alike.
@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs'
 import http from 'node:http'
 import process from 'node:process'
 import { fileURLToPath } from 'node:url'
-import { makeEvent } from './client.mjs'
+import { makeEvent } from './support.mjs'
 import { startSink } from './sink-server.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
