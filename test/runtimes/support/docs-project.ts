@@ -38,7 +38,7 @@ export interface DocsProject {
 /** Sets the project up before the file's tests (writing `files` into it) and removes it after them. */
 export function useDocsProject(name: string, files: Record<string, string> = {}): DocsProject {
   let scratch: ReturnType<typeof scratchDir>
-  let recorder: Server
+  let recorder: Server | undefined
   let recorderUrl: string
   const recorded: Recorded[] = []
 
@@ -50,7 +50,7 @@ export function useDocsProject(name: string, files: Record<string, string> = {})
     writeFileSync(join(scratch.dir, 'redirect.mjs'), REDIRECT)
     for (const [file, text] of Object.entries(files)) writeFileSync(join(scratch.dir, file), text)
     cpSync(join(ROOT, 'examples'), join(scratch.dir, 'examples'), { recursive: true })
-    recorder = createServer((req, res) => {
+    const server = createServer((req, res) => {
       let body = ''
       req.on('data', (c: Buffer) => (body += c.toString()))
       req.on('end', () => {
@@ -59,12 +59,15 @@ export function useDocsProject(name: string, files: Record<string, string> = {})
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}')
       })
     })
-    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve))
-    recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    recorder = server
+    recorderUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   }, 120_000)
 
   afterAll(async () => {
-    await new Promise((resolve) => recorder?.close(resolve))
+    // A setup that failed before the recorder started leaves nothing to close (and no callback).
+    const server = recorder
+    if (server) await new Promise((resolve) => server.close(resolve))
     scratch?.remove()
   })
 
