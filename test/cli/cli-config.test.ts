@@ -2,10 +2,10 @@
  * The CLI's configuration: sources from --config (with DEBUG=analytics logging and tracking plans),
  * secrets that are never printed in full, and the queue URL from --queue or ANALYTICS_QUEUE_URL.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { parseCommand } from '../../src/cli/args.js'
 import { basic, receiver, useCli } from './support.js'
 
@@ -13,6 +13,7 @@ const run = useCli()
 
 describe('isomorphic-analytics CLI', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ia-cli-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it('reads sources from --config, serves each one, and logs detail with DEBUG=analytics', async () => {
     const hook = await receiver()

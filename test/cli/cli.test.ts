@@ -2,10 +2,10 @@
  * The CLI as a real child process (built by ./support.ts): --help, --version, refused arguments,
  * a basic collect that forwards signed payloads and stops on SIGTERM, and a port that is taken.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { verifySignature } from '../../src/webhooks/index.js'
 import { basic, receiver, useCli, version } from './support.js'
 
@@ -28,6 +28,7 @@ describe('isomorphic-analytics CLI', () => {
   })
 
   const dir = mkdtempSync(join(tmpdir(), 'ia-cli-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
   const badJson = join(dir, 'bad.json')
   writeFileSync(badJson, '{ "sources": [')
 
