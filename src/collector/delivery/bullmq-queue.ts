@@ -17,7 +17,7 @@ import type { Logger } from '../../logger.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
-import { bullmqBackend, bullmqConnection, bullmqQueue, loadBullmq } from '../state/drivers.js'
+import { bullmqQueue, bullmqWorker, loadBullmq } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
@@ -107,13 +107,10 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #open(): Promise<Opened> {
     const bullmq = await loadBullmq(this.#server)
-    const connection = bullmqConnection(this.#server)
-    const backend = bullmqBackend(bullmq, this.#server)
     const queue: Queue = bullmqQueue(bullmq, this.#server, QUEUE_NAME)
     queue.on('error', (error) => this.#report('queue server', error))
     const counters = this.#counters
     const workerOptions = {
-      connection,
       concurrency: this.#concurrency,
       // A killed process's jobs go back to the others once its locks expire (renewed every 3 s
       // while an attempt runs; an attempt takes at most the 5 s webhook timeout anyway).
@@ -151,9 +148,7 @@ export class BullmqQueue implements DeliveryQueue {
         processing.delete(job.id!)
       }
     }
-    const worker: Worker = backend
-      ? new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never, backend as never)
-      : new bullmq.Worker(QUEUE_NAME, processor, workerOptions as never)
+    const worker: Worker = bullmqWorker(bullmq, this.#server, QUEUE_NAME, processor, workerOptions)
     worker.on('error', workerErrors(processing, (error) => this.#report('queue worker', error), this.#log))
     // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
     // runs again later, skipping what it marked settled.

@@ -40,7 +40,7 @@ export function bullmqConnection(server: QueueServer): Record<string, unknown> {
 }
 
 /** BullMQ's backend for `server`: its Postgres backend, or `undefined` for Redis (BullMQ's own). */
-export function bullmqBackend(bullmq: typeof import('bullmq'), server: QueueServer): unknown {
+function bullmqBackend(bullmq: typeof import('bullmq'), server: QueueServer): unknown {
   return server.kind === 'postgres' ? bullmq.createPostgresBackend : undefined
 }
 
@@ -49,6 +49,19 @@ export function bullmqQueue(bullmq: typeof import('bullmq'), server: QueueServer
   const options = { connection: bullmqConnection(server) } as never
   const backend = bullmqBackend(bullmq, server)
   return backend ? new bullmq.Queue(name, options, backend as never) : new bullmq.Queue(name, options)
+}
+
+/** A BullMQ `Worker` of the queue `name` on `server` (`options` without the connection, which is added). */
+export function bullmqWorker(
+  bullmq: typeof import('bullmq'),
+  server: QueueServer,
+  name: string,
+  processor: import('bullmq').Processor,
+  options: Record<string, unknown>,
+): import('bullmq').Worker {
+  const withConnection = { ...options, connection: bullmqConnection(server) } as never
+  const backend = bullmqBackend(bullmq, server)
+  return backend ? new bullmq.Worker(name, processor, withConnection, backend as never) : new bullmq.Worker(name, processor, withConnection)
 }
 
 /** `ioredis`'s client class. */
