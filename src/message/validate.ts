@@ -22,8 +22,9 @@ const REQUIRED: Record<MessageType, ReadonlyArray<readonly [field: string, messa
 const OPTIONAL_STRINGS = ['userId', 'anonymousId', 'name', 'category', 'event', 'groupId', 'previousId', 'messageId']
 const OPTIONAL_OBJECTS = ['traits', 'properties', 'context', 'integrations']
 
+/** A date, or a date-time with an optional offset (captured: `Z`, `+02`, `+0200` or `+02:00`). */
 const ISO_8601 =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
 
 /**
  * A plain object: `{}` or `Object.create(null)`, from this realm or another one (an iframe, a
@@ -63,13 +64,33 @@ const nonEmptyString = (value: unknown): value is string => typeof value === 'st
 const twoDigits = (text: string, at: number): number => (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48
 
 /**
+ * The instant an ISO 8601 string names, in ms since the epoch; `NaN` when the string is not one
+ * we accept. A date-time without an offset is read as UTC, as a date alone always is: `Date.parse`
+ * reads it in the local time zone, so the same event would land hours apart depending on where it
+ * was read (Python's `isoformat()` of a naive datetime writes this form). A `±hh` offset, which
+ * `Date.parse` refuses, is read as `±hh:00`.
+ */
+export function isoInstant(text: string): number {
+  // The common form ends in `Z`: nothing to complete.
+  const last = text.charCodeAt(text.length - 1)
+  if (last === 90 || last === 122) return ISO_8601.test(text) ? Date.parse(text) : Number.NaN
+  const match = ISO_8601.exec(text)
+  if (match === null) return Number.NaN
+  const offset = match[1]
+  return Date.parse(offset === undefined ? (text.length > 10 ? `${text}Z` : text) : offset.length === 3 ? `${text}:00` : text)
+}
+
+/** The instant of a timestamp that passed `isValidTimestamp`, in ms since the epoch. */
+export const timestampMs = (value: Date | string): number => (isDate(value) ? value.getTime() : isoInstant(value))
+
+/**
  * Is this a timestamp we accept: a valid Date, or an ISO 8601 string naming a real instant.
  * `Date.parse` takes any day up to 31 in every month (2024-02-30 becomes March 1st), so the day is
  * checked against the month's length.
  */
 export function isValidTimestamp(value: unknown): value is Date | string {
   if (isDate(value)) return !Number.isNaN(value.getTime())
-  if (typeof value !== 'string' || !ISO_8601.test(value) || Number.isNaN(Date.parse(value))) return false
+  if (typeof value !== 'string' || Number.isNaN(isoInstant(value))) return false
   // The regular expression fixed where the digits are: read them in place (no slices, no arrays:
   // every event the collector accepts passes here).
   const year = twoDigits(value, 0) * 100 + twoDigits(value, 2)

@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../errors.js'
 import type { JsonObject, MessageType } from '../message/types.js'
-import { describe, isPlainObject, isValidTimestamp, validateMessage } from '../message/validate.js'
+import { describe, isPlainObject, isValidTimestamp, timestampMs, validateMessage } from '../message/validate.js'
 
 /** Members every payload but delete carries. */
 interface Envelope {
@@ -137,7 +137,7 @@ const toIso = (value: Date | string | undefined): string =>
     ? new Date().toISOString()
     : typeof value === 'string' && CANONICAL_ISO.test(value)
       ? value
-      : new Date(value).toISOString()
+      : new Date(timestampMs(value)).toISOString()
 
 /**
  * One payload in a stable member order: version, type, ids, the type's own members, timestamp,

@@ -9,7 +9,7 @@
  * - without `sentAt`, `originalTimestamp` as it is;
  * - with neither, `receivedAt`.
  */
-import { describe, isValidTimestamp } from '../../message/validate.js'
+import { describe, isValidTimestamp, timestampMs } from '../../message/validate.js'
 import { badRequest } from '../http/errors.js'
 
 function instant(value: unknown, field: string): number | undefined {
@@ -17,7 +17,7 @@ function instant(value: unknown, field: string): number | undefined {
   if (!isValidTimestamp(value)) {
     throw badRequest('VALIDATION', `Expected \`${field}\` to be an ISO 8601 date-time, got ${describe(value)}.`, field)
   }
-  return Date.parse(value as string)
+  return timestampMs(value)
 }
 
 /**

@@ -16,6 +16,9 @@
  *
  * Other numbers have the value a 64-bit float gives them, as with `JSON.parse` (`1.0` → `1`).
  */
+import { MAX_DEPTH } from '../../limits.js'
+import { tooDeep } from '../../message/serialize.js'
+
 type LosslessJson = typeof import('lossless-json')
 
 let lossless: LosslessJson | undefined
@@ -69,9 +72,14 @@ export function mayHoldLongInteger(text: string): boolean {
   return false
 }
 
-/** Parses JSON like `JSON.parse` (the last of duplicate keys wins), integers kept exact. */
+/**
+ * Parses JSON like `JSON.parse` (the last of duplicate keys wins), integers kept exact.
+ * `lossless-json` parses and writes recursively, so text nested deeper than any message may be
+ * (`MAX_DEPTH`, plus the batch's object and array) goes to `JSON.parse`, which does not overflow:
+ * the message that nests too deep is refused (400 naming it), so its digits no longer matter.
+ */
 export function parseExact(text: string): ParsedJson {
-  if (!mayHoldLongInteger(text)) return { value: JSON.parse(text), hasBigInt: false }
+  if (!mayHoldLongInteger(text) || tooDeep(text, MAX_DEPTH + 2)) return { value: JSON.parse(text), hasBigInt: false }
   let hasBigInt = false
   const parseNumber = (digits: string): number | bigint => {
     const number = Number(digits)

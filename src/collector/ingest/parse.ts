@@ -8,8 +8,7 @@
  * One bad message rejects the whole request (400 naming it, e.g. `batch[3].event`): a batch is
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
-import { MessageTooLargeError } from '../../errors.js'
-import { MAX_DEPTH, MAX_MESSAGE_BYTES, utf8Length } from '../../limits.js'
+import { MAX_DEPTH, MAX_MESSAGE_BYTES } from '../../limits.js'
 import { serializeMessage, tooDeep } from '../../message/serialize.js'
 import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
 import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
@@ -58,9 +57,19 @@ export function withinMessageLimits(text: string, hasBigInt: boolean): boolean {
   return !hasBigInt && text.length * 3 + 64 <= MAX_MESSAGE_BYTES && !/\d[eE]/.test(text) && !tooDeep(text, MAX_DEPTH)
 }
 
+/**
+ * Members the tracking API defines, which the vendor's Python and Ruby libraries send as `null`
+ * when the caller left them out (`"anonymousId": null` beside a `userId`): read as absent, as the
+ * service reads them. A required one (`event` of a track) is then missing, and named as such.
+ */
+const ABSENT_WHEN_NULL = new Set([
+  'userId', 'anonymousId', 'name', 'category', 'event', 'groupId', 'previousId', 'messageId',
+  'traits', 'properties', 'context', 'integrations', 'timestamp', 'originalTimestamp', 'sentAt',
+])
+
 function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integrations') {
   const value = body[field]
-  if (value === undefined) return undefined
+  if (value === undefined || value === null) return undefined
   if (!isPlainObject(value)) {
     throw badRequest('VALIDATION', `Expected \`${field}\` to be an object, got ${describe(value)}.`, field)
   }
@@ -87,7 +96,7 @@ export function extractMessages(kind: BodyKind, body: unknown, receivedAt: strin
   const envelope: Envelope = {
     context: envelopeObject(body, 'context'),
     integrations: envelopeObject(body, 'integrations'),
-    sentAt: body.sentAt,
+    sentAt: body.sentAt ?? undefined,
     receivedAt,
     hasBigInt,
     withinLimits,
@@ -111,18 +120,24 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
     throw badRequest('VALIDATION', `Expected \`type\` to be ${JSON.stringify(type)} on /v1/${type}, got ${describe(entry.type)}.`, 'type')
   }
   // A shallow copy (the parsed body is not mutated) without the write key: a credential, not
-  // part of the message, never forwarded. A plain loop: object rest/spread is slower on this path.
+  // part of the message, never forwarded; nor the members whose `null` means absent. A plain
+  // loop: object rest/spread is slower on this path.
   const message: Record<string, unknown> = {}
-  for (const key in entry) if (key !== 'writeKey') assign(message, key, entry[key])
+  for (const key in entry) {
+    const value = entry[key]
+    if (key !== 'writeKey' && !(value === null && ABSENT_WHEN_NULL.has(key))) assign(message, key, value)
+  }
   message.type = type
-  if (envelope.context !== undefined) {
-    message.context = mergeUnder(envelope.context, entry.context as Record<string, unknown> | undefined)
-  }
-  if (envelope.integrations !== undefined) {
-    message.integrations = mergeUnder(envelope.integrations, entry.integrations as Record<string, unknown> | undefined)
-  }
   try {
+    // The message's own members first: its `context` and `integrations` must be objects before
+    // the envelope's are merged under them.
     validateMessage(type, message)
+    if (envelope.context !== undefined) {
+      message.context = mergeUnder(envelope.context, message.context as Record<string, unknown> | undefined)
+    }
+    if (envelope.integrations !== undefined) {
+      message.integrations = mergeUnder(envelope.integrations, message.integrations as Record<string, unknown> | undefined)
+    }
     if (!envelope.withinLimits) checkSize(message, envelope.hasBigInt)
   } catch (error) {
     throw fromMessageError(error, at) ?? error
@@ -136,9 +151,7 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   return message as Message
 }
 
-/** The 32,000-byte limit, on the message's exact JSON (a bigint counts its digits). */
+/** The 32,000-byte and depth limits, on the message's exact JSON (a bigint counts its digits). */
 function checkSize(message: Record<string, unknown>, hasBigInt: boolean): void {
-  if (!hasBigInt) return void serializeMessage(message)
-  const bytes = utf8Length(stringifyExact(message, true))
-  if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
+  serializeMessage(message, MAX_MESSAGE_BYTES, hasBigInt ? stringifyExact(message, true) : undefined)
 }

@@ -49,6 +49,36 @@ describe('numbers exactly as sent', () => {
   })
 })
 
+describe("the vendor's Python and Ruby libraries: `null` for what the caller left out", () => {
+  it('accepts their batches and forwards the members they did send, int64 digits included', async () => {
+    const { collector, calls } = forwardingCollector()
+    // analytics-python's client.py and analytics-ruby's client.rb write every member, `None`/`nil` as null.
+    const python = { type: 'track', userId: 'py-user', anonymousId: null, event: 'Signed Up', properties: { id: '@max' }, context: { library: { name: 'analytics-python' } }, integrations: {}, timestamp: '2026-11-25T10:00:00.123456+00:00', messageId: 'py-1' }
+    const ruby = { type: 'page', userId: null, anonymousId: 'rb-anon', name: null, category: null, properties: {}, integrations: null, context: null, timestamp: '2026-11-25T10:00:00.123+00:00', messageId: 'rb-1', options: null }
+    const text = rawBody({ batch: [python, ruby], sentAt: null, context: null }, { max: INT64_MAX })
+    expect((await collector.fetch(post(text))).status).toBe(200)
+    await until(() => calls.length === 2, 'delivery')
+    const [first, second] = calls.map((call) => call.json)
+    expect(calls[0].body).toContain(`"properties":{"id":${INT64_MAX}}`)
+    expect(first).toMatchObject({ type: 'track', userId: 'py-user', event: 'Signed Up', timestamp: '2026-11-25T10:00:00.123Z' })
+    expect(first).not.toHaveProperty('anonymousId')
+    expect(second).toMatchObject({ type: 'page', anonymousId: 'rb-anon', properties: {}, context: {} })
+    expect(second).not.toHaveProperty('userId')
+    expect(second).not.toHaveProperty('name')
+  })
+
+  it('still names a required member that is null as missing', async () => {
+    const { collector, calls } = forwardingCollector()
+    const response = await collector.fetch(post({ batch: [track(), track({ event: null, messageId: 'm-2' })] }))
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ error: { code: 'VALIDATION', field: 'batch[1].event', message: "You must pass 'event'." } })
+    const anonymous = await collector.fetch(post({ batch: [track({ userId: null, anonymousId: null })] }))
+    expect(await anonymous.json()).toMatchObject({ error: { field: 'batch[0].userId' } })
+    await collector.close()
+    expect(calls).toHaveLength(0)
+  })
+})
+
 describe('event time', () => {
   const receivedAt = new Date('2026-11-23T12:00:00.000Z')
   const accept = async (message: Record<string, unknown>, envelope: Record<string, unknown> = {}) => {
@@ -96,6 +126,22 @@ describe('event time', () => {
     expect(seen).toHaveLength(2)
     for (const message of seen) expect(message.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     expect(observed.stats().lastReceivedAt).toBe(seen[0].receivedAt)
+  })
+
+  it("reads a date-time without an offset as UTC, whatever the collector's time zone, and a ±hh offset as ±hh:00", async () => {
+    const zone = process.env.TZ
+    // Node reads TZ again when it is set: Date.parse would read these in Los Angeles time.
+    process.env.TZ = 'America/Los_Angeles'
+    try {
+      // Python's isoformat() of a naive datetime.
+      expect((await accept(untimed({ timestamp: '2026-11-25T10:00:00.123456' }))).timestamp).toBe('2026-11-25T10:00:00.123Z')
+      expect((await accept(untimed({ originalTimestamp: '2026-11-23T10:00:00' }))).timestamp).toBe('2026-11-23T10:00:00.000Z')
+      expect((await accept(untimed({ timestamp: '2026-11-25' }))).timestamp).toBe('2026-11-25T00:00:00.000Z')
+      expect((await accept(untimed({ timestamp: '2026-11-25T12:00:00+02' }))).timestamp).toBe('2026-11-25T10:00:00.000Z')
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
+    }
   })
 
   it('answers 400 naming an unreadable originalTimestamp or sentAt', async () => {
