@@ -25,11 +25,18 @@ export type TypedTrackMessage<Events> = string extends keyof Events ? TrackMessa
   : [keyof Events & string] extends [never] ? TrackMessage
   : { [K in keyof Events & string]: CommonFields & Identity & { event: K } & PropertiesField<Events[K]> }[keyof Events & string]
 
-export type TypedIdentifyMessage<Traits> = JsonObject extends Traits
+/**
+ * Traits with no named keys (the default `JsonObject`, `{}`, `unknown`) are untyped. A traits type
+ * whose keys are all optional, as traits usually are, is checked like any other: `JsonObject`
+ * would be assignable to it, so that is not the test.
+ */
+type Untyped<Traits> = string extends keyof Traits ? true : [keyof Traits] extends [never] ? true : false
+
+export type TypedIdentifyMessage<Traits> = Untyped<Traits> extends true
   ? IdentifyMessage
   : CommonFields & Identity & { traits?: Traits }
 
-export type TypedGroupMessage<Traits> = JsonObject extends Traits
+export type TypedGroupMessage<Traits> = Untyped<Traits> extends true
   ? GroupMessage
   : CommonFields & Identity & { groupId: string; traits?: Traits }
 

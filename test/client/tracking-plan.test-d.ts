@@ -61,6 +61,26 @@ describe('new Client<Events>()', () => {
   })
 })
 
+describe('traits whose keys are all optional (as traits usually are)', () => {
+  interface Profile { email?: string; age?: number }
+  interface Team { employees?: number }
+  const client = new Client<Events, Profile, Team>('key')
+
+  it('are still checked: types, and unknown keys', () => {
+    client.identify({ userId: 'u', traits: { email: 'e@x.test' } })
+    client.identify({ userId: 'u', traits: {} })
+    // @ts-expect-error email must be a string
+    client.identify({ userId: 'u', traits: { email: 42 } })
+    // @ts-expect-error a typo is not a trait
+    client.identify({ userId: 'u', traits: { agee: 3 } })
+    client.group({ userId: 'u', groupId: 'g', traits: { employees: 5 } })
+    // @ts-expect-error employees is a number
+    client.group({ userId: 'u', groupId: 'g', traits: { employees: 'many' } })
+    // @ts-expect-error a typo is not a trait
+    client.group({ userId: 'u', groupId: 'g', traits: { employes: 5 } })
+  })
+})
+
 describe('without a type argument', () => {
   it('accepts any event and properties, as before', () => {
     const client = new Client('key')
