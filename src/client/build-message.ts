@@ -38,7 +38,7 @@ export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
-let lastMs = Number.NaN
+let lastMs = NaN
 let lastIso = ''
 function nowIso(): string {
   const ms = Date.now()

@@ -76,8 +76,25 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         return true
       })
       : memoryStore
-    this.#unsubscribe = [onProcessIdleExit(() => this.#onIdleExit()), onPageHide(() => this.#onPageHide())]
+    this.#unsubscribe = [
+      typeof __BROWSER__ === 'boolean' && __BROWSER__ ? () => {} : onProcessIdleExit(this as unknown as Client, Client.#onIdleExit!),
+      onPageHide(() => this.#onPageHide()),
+    ]
   }
+
+  /**
+   * Server runtimes: the process is about to exit with messages held; flush them (this keeps it
+   * running until they are settled). Not in the browser build. The hook holds the client weakly,
+   * so this is made once, outside the constructor: a closure made in it would hold the client
+   * (V8 keeps one context per scope, and the constructor's holds `this`).
+   */
+  static readonly #onIdleExit = typeof __BROWSER__ === 'boolean' && __BROWSER__
+    ? undefined
+    : (client: Client) => {
+      if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
+      client.#log('process is exiting; flushing first')
+      void client.flush()
+    }
 
   identify(message: TypedIdentifyMessage<Traits>): SentMessage<'identify'> {
     return this.#enqueue('identify', message as MessageInputs['identify'])
@@ -209,8 +226,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     else if (this.#timer === undefined) this.#armTimer()
   }
 
-  /** A track whose properties failed its event's schema: reported, never sent. */
+  /** A track whose properties failed its event's schema: reported, counted as failed, never sent. */
   #refuse(error: ValidationError): void {
+    this.#stats.failed++
     queueMicrotask(() => this.#report(error))
   }
 
@@ -248,7 +266,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
       // Only on page hide is there a keepalive budget to spend.
-      const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Number.POSITIVE_INFINITY
+      const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Infinity
       const keepalive = size <= keepaliveBudget
       if (keepalive) keepaliveBudget -= size
       this.#stats.inFlight += batch.length
@@ -274,13 +292,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #clearTimer(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
-  }
-
-  /** The process would exit on its own: send what is queued (flush() keeps it alive until settled). */
-  #onIdleExit(): void {
-    if (this.#queue.length === 0 && this.#pending.size === 0 && this.#validated.size === 0) return
-    this.#log('process is exiting; flushing first')
-    void this.flush()
   }
 
   /** The page is hidden or unloading: send what is queued with `keepalive`, within its budget. */

@@ -3,7 +3,8 @@
  * the constructor, and returns a frozen, fully populated object: nothing downstream applies
  * defaults again.
  */
-import { ConfigError } from '../errors.js'
+import { ConfigError, type ValidationError } from '../errors.js'
+import { serializeMessage } from '../message/serialize.js'
 import { isPlainObject, describe } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
@@ -148,8 +149,9 @@ function endpoint(value: unknown): string {
   } catch {
     // Not a URL: `url` stays undefined.
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL, got ${describe(value)}.`)
+  // `/v1/batch` is added to the path: after a query or a fragment it would be part of them.
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without a query or fragment, got ${describe(value)}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')
@@ -198,6 +200,14 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     throw new ConfigError('maxRetryDelay', `Expected \`maxRetryDelay\` to be ≥ \`minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\`.`)
   }
   const base = endpoint(input.endpoint)
+  const context = object<JsonObject>(input, 'context')
+  const integrations = object<Integrations>(input, 'integrations')
+  // A default that cannot be sent (a Map, a cycle) would fail every call: refused here, named.
+  try {
+    serializeMessage({ context, integrations })
+  } catch (error) {
+    throw new ConfigError((error as ValidationError).field ?? 'context', (error as Error).message)
+  }
   return Object.freeze({
     writeKey,
     endpoint: base,
@@ -207,8 +217,8 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     maxRetries: integer(input, 'maxRetries', 0),
     timeout: integer(input, 'timeout', 1),
     maxQueueSize: integer(input, 'maxQueueSize', 1),
-    context: object<JsonObject>(input, 'context'),
-    integrations: object<Integrations>(input, 'integrations'),
+    context,
+    integrations,
     transport: fetch === undefined ? platformTransport() : (fetch as Transport),
     gzip: boolean(input, 'gzip', DEFAULTS.gzip),
     debug: boolean(input, 'debug', debugEnables(readDebugSetting(), 'analytics:client')),

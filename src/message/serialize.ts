@@ -48,8 +48,10 @@ function stringifyWithBigInts(message: Record<string, unknown>, firstError: unkn
 
 function refuseCollections(value: unknown, path: string, seen = new Set<object>()): void {
   if (typeof value !== 'object' || value === null || seen.has(value)) return
-  if (value instanceof Map || value instanceof Set) {
-    const [kind, instead] = value instanceof Map ? ['Map', 'Object.fromEntries(map)'] : ['Set', '[...set]']
+  // By its tag, not `instanceof`: a Map from another realm (an iframe, a `vm` context) too.
+  const kind = /^\[object (Map|Set)\]$/.exec(Object.prototype.toString.call(value))?.[1]
+  if (kind) {
+    const instead = kind === 'Map' ? 'Object.fromEntries(map)' : '[...set]'
     throw new ValidationError(path, `Cannot send \`${path}\`: it is a ${kind}, which JSON would turn into \`{}\`. Pass ${instead} instead.`)
   }
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return

@@ -190,7 +190,7 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
         const error = Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true })
         req.destroy(error)
         fail(error)
-      }, timeoutMs)
+      }, Math.min(timeoutMs, 2 ** 31 - 1)) // Past 2^31 − 1 ms a timer fires at once.
       timer.unref()
     }
     signal?.addEventListener('abort', onAbort, { once: true })

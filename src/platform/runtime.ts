@@ -103,7 +103,8 @@ export type TimerHandle = ReturnType<typeof setTimeout>
  * Looks the global up at call time, so test fake timers apply.
  */
 export function setBackgroundTimeout(callback: () => void, ms: number): TimerHandle {
-  const handle = setTimeout(callback, ms)
+  // Timers fire at once past 2^31 − 1 ms (about 24.8 days): a longer wait is that long.
+  const handle = setTimeout(callback, Math.min(ms, 2 ** 31 - 1))
   unrefTimer(handle)
   return handle
 }
@@ -149,25 +150,47 @@ export function sleep(ms: number, signal?: StopSignal): Promise<void> {
   })
 }
 
+interface IdleExitHook {
+  owner: WeakRef<object>
+  handler: (owner: never) => void
+}
+
 /**
- * Calls `handler` when the process is about to exit on its own with nothing left to do
- * (Node and Bun `beforeExit`, Deno `beforeunload`). Work the handler starts keeps the process
- * running until it ends. Returns the unsubscribe function.
+ * The owners waiting for their process's exit. One process listener serves them all, and each is
+ * held weakly: an owner that nothing else holds (a client with nothing to send, flushed but never
+ * closed, as a function per request leaves it) is collected, and its hook with it.
  */
-export function onProcessIdleExit(handler: () => void): () => void {
+const idleExitHooks = new Set<IdleExitHook>()
+let idleExitForgotten: FinalizationRegistry<IdleExitHook> | undefined
+
+/**
+ * Calls `handler(owner)` when the process is about to exit on its own with nothing left to do
+ * (Node and Bun `beforeExit`, Deno `beforeunload`), unless `owner` was collected. Work the handler
+ * starts keeps the process running until it ends. Returns the unsubscribe function. `handler`
+ * must not hold `owner` itself (it receives it).
+ */
+export function onProcessIdleExit<T extends object>(owner: T, handler: (owner: T) => void): () => void {
   if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
-  const proc = g.process
-  if (proc?.versions?.node && typeof proc.on === 'function') {
-    const listener = () => handler()
-    proc.on('beforeExit', listener)
-    return () => proc.off?.('beforeExit', listener)
+  if (idleExitForgotten === undefined) {
+    const runAll = () => {
+      for (const hook of idleExitHooks) {
+        const alive = hook.owner.deref()
+        if (alive !== undefined) (hook.handler as (owner: object) => void)(alive)
+      }
+    }
+    const proc = g.process
+    if (proc?.versions?.node && typeof proc.on === 'function') proc.on('beforeExit', runAll)
+    else if (g.Deno && typeof g.addEventListener === 'function' && !isBrowserPage()) g.addEventListener('beforeunload', runAll)
+    else return () => {}
+    idleExitForgotten = new FinalizationRegistry((hook) => idleExitHooks.delete(hook))
   }
-  if (g.Deno && typeof g.addEventListener === 'function' && !isBrowserPage()) {
-    const listener = () => handler()
-    g.addEventListener('beforeunload', listener)
-    return () => g.removeEventListener?.('beforeunload', listener)
+  const hook: IdleExitHook = { owner: new WeakRef(owner), handler }
+  idleExitHooks.add(hook)
+  idleExitForgotten.register(owner, hook, hook)
+  return () => {
+    idleExitHooks.delete(hook)
+    idleExitForgotten?.unregister(hook)
   }
-  return () => {}
 }
 
 /** Calls `handler` when a browser page is hidden or unloaded. Returns the unsubscribe function. */
@@ -213,7 +236,9 @@ export function randomUUID(): string {
     }
   }
   const bytes = new Uint8Array(16)
-  if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
+  // Every browser has getRandomValues (randomUUID needs a secure context): the browser build
+  // keeps no fallback for a runtime without it.
+  if ((typeof __BROWSER__ === 'boolean' && __BROWSER__) || typeof c?.getRandomValues === 'function') c!.getRandomValues(bytes)
   else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
   bytes[6] = (bytes[6] & 0x0f) | 0x40
   bytes[8] = (bytes[8] & 0x3f) | 0x80

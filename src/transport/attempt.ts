@@ -4,7 +4,7 @@
  * rest (`TlsError` for a refused certificate, else `NetworkError` naming the system error).
  */
 import { AbortedError, TimeoutError } from '../errors.js'
-import { transportFailure } from './failure.js'
+import { readCapped, transportFailure } from './failure.js'
 import { setBackgroundTimeout } from '../platform/runtime.js'
 import type { HttpAnswer, TimedTransportInit, TransportInit } from '../platform/transport.js'
 import type { StopSignal } from './stop.js'
@@ -25,6 +25,10 @@ export { isTlsFailure } from './failure.js'
 /**
  * `send` is a fetch or another transport (`nodeRequest`): whichever it is, its failures are named
  * here, in one place. A fetch gets a signal of its own, aborted by the timer or the caller's signal.
+ * The time limit and the caller's signal end the attempt even when the fetch ignores its signal,
+ * and they cover a refusal's body too, which is read here: a body that stalls after its headers
+ * must not hold the attempt (and `flush()`, `close()`) for ever. A refusal whose body did not
+ * arrive in time keeps its status, without a reason.
  */
 export async function attemptRequest<R extends HttpAnswer>(
   send: ((url: string, init: TransportInit) => Promise<R>) & { readonly takesTimeout?: boolean },
@@ -34,6 +38,8 @@ export async function attemptRequest<R extends HttpAnswer>(
   if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && send.takesTimeout) return attemptTimed(send as unknown as (url: string, init: TimedTransportInit) => Promise<R>, request)
   const controller = new AbortController()
   let timedOut = false
+  // Settles (rejected) once the attempt is aborted, whether or not the fetch heeds its signal.
+  const ended = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason)))
   const timer = setBackgroundTimeout(() => {
     timedOut = true
     controller.abort()
@@ -42,15 +48,19 @@ export async function attemptRequest<R extends HttpAnswer>(
   request.signal?.addEventListener('abort', onOuterAbort) // Removed in `finally`.
   try {
     if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
-    const response = await send(request.url, {
+    const response = await Promise.race([ended, send(request.url, {
       method: request.method ?? 'POST',
       headers: request.headers,
       body: request.body,
       signal: controller.signal,
       redirect: 'manual',
       ...(request.keepalive ? { keepalive: true } : {}),
-    })
-    return response
+    })])
+    const { status, headers } = response
+    if (status > 199 && status < 300) return response
+    const text = await Promise.race([ended, readCapped(response)]).catch(() => '')
+    // Read whole: no `body` (so nothing for `discardBody`), its text kept.
+    return { status, headers, text: async () => text } as HttpAnswer as R
   } catch (error) {
     throw attemptFailure(error, request, timedOut)
   } finally {

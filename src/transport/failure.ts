@@ -108,21 +108,12 @@ export async function readReason(response: HttpAnswer): Promise<string | undefin
   return undefined
 }
 
-/** The body's first 16 KB as text (a refusal's reason is short; the rest is not read). */
-async function readCapped(response: HttpAnswer): Promise<string> {
-  // A transport that buffers the answer (the Node one, never in the browser build) has no stream:
-  // its text is already here.
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && !response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
-  const reader = response.body?.getReader()
-  let text = ''
-  const decoder = new TextDecoder()
-  while (reader && text.length < MAX_REASON_BYTES) {
-    const { done, value } = await reader.read()
-    if (done) return text + decoder.decode()
-    text += decoder.decode(value, { stream: true })
-  }
-  void reader?.cancel().catch(() => {})
-  return text
+/**
+ * The body's first 16 KB as text (a refusal's reason is short). Read whole, as the Node transport
+ * reads every answer: `attemptRequest` reads it within the attempt's time limit.
+ */
+export async function readCapped(response: HttpAnswer): Promise<string> {
+  return (await response.text()).slice(0, MAX_REASON_BYTES)
 }
 
 /**
@@ -131,8 +122,8 @@ async function readCapped(response: HttpAnswer): Promise<string> {
  */
 export async function httpFailure(url: string, response: HttpAnswer, retryAfterMs: number | undefined): Promise<HttpError> {
   const { status } = response
+  // `attemptRequest` has read the body of every answer that is not a success.
   if (status === 0 || (status >= 300 && status < 400)) {
-    void response.body?.cancel().catch(() => {})
     return new HttpError(status, `${url} answered with a redirect (${status}); redirects are not followed.`)
   }
   const reason = await readReason(response)

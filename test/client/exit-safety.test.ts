@@ -63,10 +63,10 @@ afterAll(async () => {
 })
 
 /** Runs a script (ESM, `Client` imported) in a child Node process; resolves with its exit code and output. */
-function run(name: string, body: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(name: string, body: string, nodeFlags: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const file = join(dir, `${name}.mjs`)
   writeFileSync(file, `import { Client } from './client.mjs'\nconst endpoint = ${JSON.stringify(endpoint)}\n${body}\n`)
-  const child = spawn(process.execPath, [file], { env: { ...process.env, DEBUG: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeFlags, file], { env: { ...process.env, DEBUG: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   let stdout = ''
   let stderr = ''
@@ -137,6 +137,27 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toEqual({ delivered: 1, failed: 0 })
     expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Held'])
+  }, 15_000)
+
+  it('a client per invocation, flushed and never closed, is not held by the exit hook: collected, one listener, no warning', async () => {
+    // The serverless pattern: a new client per request, `await flush()` before returning, no close().
+    const result = await run('client-per-invocation', `
+      const refs = []
+      async function handle(i) {
+        const client = new Client('KEY', { endpoint, flushAt: 1 })
+        client.track({ event: 'Invocation ' + i, userId: 'u' })
+        await client.flush()
+        refs.push(new WeakRef(client))
+      }
+      for (let i = 0; i < 12; i++) await handle(i)
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+      globalThis.gc()
+      console.log(JSON.stringify({ collected: refs.filter((ref) => ref.deref() === undefined).length, listeners: process.listenerCount('beforeExit') }))
+    `, ['--expose-gc'])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual({ collected: 12, listeners: 1 })
+    expect(received.flatMap((b) => b.batch)).toHaveLength(12)
   }, 15_000)
 
   it('a failing batch at exit is reported, not thrown, and the process still exits 0', async () => {

@@ -52,6 +52,20 @@ describe('flush()', () => {
     expect(events.error[0].message).toContain('fetch exploded')
   })
 
+  it('settles when a refusal\'s body stalls after its headers (fetch transport): timeout covers the body', async () => {
+    vi.useFakeTimers()
+    collector(() => new HttpResponse(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"message":"par')) }), {
+      status: 500, headers: { 'Content-Type': 'application/json' },
+    }))
+    const client = createTestClient({ fetch: (url, init) => globalThis.fetch(url, init), timeout: 1000, maxRetries: 0 })
+    const events = listen(client)
+    client.track(trackInput())
+    const state = watch(client.flush())
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(state).toMatchObject({ settled: true, value: { delivered: 0, failed: 1 } })
+    expect(events.error[0]).toMatchObject({ code: 'HTTP', status: 500 })
+  })
+
   it('never rejects when fetch returns something that is not a Response', async () => {
     vi.useFakeTimers()
     const client = createTestClient({ fetch: (async () => 'nonsense') as never, maxRetries: 0 })
@@ -194,12 +208,17 @@ describe('close()', () => {
     expect(wire.messages()).toHaveLength(1)
   })
 
-  it('stops listening for process exit', async () => {
+  it('shares one process exit listener among all clients (12 clients: no MaxListenersExceededWarning)', async () => {
+    const warnings: unknown[] = []
+    const onWarning = (warning: unknown) => warnings.push(warning)
+    process.on('warning', onWarning)
     const before = process.listenerCount('beforeExit')
-    const client = createTestClient()
-    expect(process.listenerCount('beforeExit')).toBe(before + 1)
-    await client.close()
-    expect(process.listenerCount('beforeExit')).toBe(before)
+    const clients = Array.from({ length: 12 }, () => createTestClient())
+    expect(process.listenerCount('beforeExit')).toBeLessThanOrEqual(Math.max(before, 1))
+    await Promise.all(clients.map((client) => client.close()))
+    await new Promise((resolve) => setImmediate(resolve))
+    process.off('warning', onWarning)
+    expect(warnings).toEqual([])
   })
 
   it('without a bound, waits for retries to finish', async () => {

@@ -157,6 +157,8 @@ describe('invalid option values throw ConfigError naming the option and the valu
   cases.push(['endpoint', 'ftp://collector.test', '"ftp://collector.test"'])
   cases.push(['endpoint', '', '""'])
   cases.push(['endpoint', 42, '42'])
+  cases.push(['endpoint', 'https://collector.test/?region=eu', 'without a query'])
+  cases.push(['endpoint', 'https://collector.test/#eu', 'or fragment'])
 
   it.each(cases)('%s = %j', (name, value, shown) => {
     const error = configError(() => new Client('key', { [name]: value }))
@@ -164,6 +166,22 @@ describe('invalid option values throw ConfigError naming the option and the valu
     expect(error.code).toBe('CONFIG')
     expect(error.message).toContain(`\`${name}\``)
     expect(error.message).toContain(shown)
+  })
+
+  it('refuses a default context or integrations that no message could carry, naming where', () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ context: { ids: new Map() } }, 'context.ids', /it is a Map/],
+      [{ integrations: { Webhooks: { set: new Set() } } }, 'integrations.Webhooks.set', /it is a Set/],
+      [{ context: { cyclic } }, 'context', /Cannot serialise `context`/],
+    ]
+    for (const [options, option, message] of cases) {
+      const error = configError(() => new Client('key', options))
+      expect([error.option, error.message]).toEqual([option, expect.stringMatching(message)])
+    }
+    expect(configError(() => new Client('key', { context: { pad: 'x'.repeat(32_000) } })).option).toBe('context')
+    expect(() => new Client('key', { context: { id: 12345678901234567890n } as never })).not.toThrow()
   })
 
   it('accepts the smallest valid values', () => {

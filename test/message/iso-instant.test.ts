@@ -25,7 +25,7 @@ describe('isoInstant', () => {
   })
 
   it('is NaN for what is not an accepted ISO 8601 string', () => {
-    for (const text of ['yesterday', '2026-11-25T10', '25/11/2026', '2026-11-25T10:00:00+2', '', 'Z']) expect([text, isoInstant(text)]).toEqual([text, Number.NaN])
+    for (const text of ['yesterday', '2026', '11/25/2026', '2026-11-25T10', '25/11/2026', '2026-11-25T10:00:00+2', '', 'Z']) expect([text, isoInstant(text)]).toEqual([text, Number.NaN])
     expect(isValidTimestamp('2026-02-30T10:00:00')).toBe(false)
     expect(isValidTimestamp('2026-11-25T10:00:00+02')).toBe(true)
   })

@@ -37,6 +37,13 @@ describe('serializeMessage', () => {
     expect(bytes).toBe(json.length)
   })
 
+  it('refuses a Map or a Set from another realm (a vm context) too', async () => {
+    const { runInNewContext } = await import('node:vm')
+    const [map, set] = runInNewContext('[new Map([[1, 2]]), new Set([1])]') as [unknown, unknown]
+    expect(() => serializeMessage({ properties: { m: map } })).toThrow(/`properties.m`: it is a Map/)
+    expect(() => serializeMessage({ properties: { s: set } })).toThrow(/`properties.s`: it is a Set/)
+  })
+
   it('refuses a Map or a Set, naming the field', () => {
     expect(() => serializeMessage({ properties: { m: new Map() } })).toThrow(
       new ValidationError('properties.m', 'Cannot send `properties.m`: it is a Map, which JSON would turn into `{}`. Pass Object.fromEntries(map) instead.'),

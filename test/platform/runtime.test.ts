@@ -50,6 +50,18 @@ describe('timers', () => {
     clearTimeout(handle)
   })
 
+  it('waits about 24.8 days for a longer delay, where a plain timer would fire at once', async () => {
+    vi.useFakeTimers()
+    const fired = vi.fn()
+    setBackgroundTimeout(fired, 2 ** 31)
+    setBackgroundTimeout(fired, Infinity)
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 2)
+    expect(fired).not.toHaveBeenCalled()
+    await vi.advanceTimersByTimeAsync(1)
+    expect(fired).toHaveBeenCalledTimes(2)
+    vi.useRealTimers()
+  })
+
   it('sleep resolves after ms, and an abort rejects it with the reason', async () => {
     vi.useFakeTimers()
     let done = false
@@ -69,15 +81,21 @@ describe('timers', () => {
 })
 
 describe('process and page hooks in Node', () => {
-  it('onProcessIdleExit subscribes to beforeExit, and unsubscribes', () => {
-    const before = process.listenerCount('beforeExit')
+  it('onProcessIdleExit calls each owner on beforeExit through one listener, and unsubscribes', () => {
+    const owners = [{ name: 'a' }, { name: 'b' }]
     const handler = vi.fn()
-    const off = onProcessIdleExit(handler)
-    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    const offs = owners.map((owner) => onProcessIdleExit(owner, handler))
+    // One listener for every owner, however many subscribe (it is added by the first).
+    const listeners = process.listenerCount('beforeExit')
+    offs.push(onProcessIdleExit({ name: 'c' }, handler))
+    expect(process.listenerCount('beforeExit')).toBe(listeners)
+    offs.pop()!()
     process.emit('beforeExit', 0)
-    expect(handler).toHaveBeenCalledTimes(1)
-    off()
-    expect(process.listenerCount('beforeExit')).toBe(before)
+    expect(handler.mock.calls).toEqual([[owners[0]], [owners[1]]])
+    offs[0]()
+    process.emit('beforeExit', 0)
+    expect(handler.mock.calls.slice(2)).toEqual([[owners[1]]])
+    offs[1]()
   })
 
   it('is not a browser; onPageHide is a no-op', () => {

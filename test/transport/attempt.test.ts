@@ -53,6 +53,46 @@ describe('attemptRequest', () => {
     expect(await attemptRequest(hangingFetch, { ...request, signal: already.signal }).catch((e) => e)).toBeInstanceOf(AbortedError)
   })
 
+  it('ends at timeoutMs, or at an outer abort, even when the fetch ignores its signal', async () => {
+    vi.useFakeTimers()
+    const deaf = async () => new Promise<Response>(() => {})
+    const timed = attemptRequest(deaf, request).catch((e) => e)
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(await timed).toBeInstanceOf(TimeoutError)
+    const controller = new AbortController()
+    const stopped = attemptRequest(deaf, { ...request, signal: controller.signal }).catch((e) => e)
+    controller.abort()
+    expect(await stopped).toBeInstanceOf(AbortedError)
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  /** An answer whose headers arrive and whose body never ends. */
+  const stalled = (status: number) => async (_url: string, init?: RequestInit) =>
+    new Response(new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"message":"par'))
+        init?.signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
+      },
+    }), { status, headers: { 'Content-Type': 'application/json' } })
+
+  it("reads a refusal's body within timeoutMs: a body that stalls leaves the status, without a reason", async () => {
+    vi.useFakeTimers()
+    const result = attemptRequest(stalled(500), request)
+    await vi.advanceTimersByTimeAsync(1000)
+    const response = await result
+    expect(response.status).toBe(500)
+    expect(response.body).toBeUndefined()
+    expect(await response.text()).toBe('')
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  it("keeps a refusal's body text, read whole, and leaves a success's body to its reader", async () => {
+    const refusal = await attemptRequest(async () => new Response('{"message":"no"}', { status: 400 }), request)
+    expect([refusal.body, await refusal.text()]).toEqual([undefined, '{"message":"no"}'])
+    const success = await attemptRequest(async () => new Response('ok', { status: 200 }), request)
+    expect(success.body).toBeInstanceOf(ReadableStream)
+  })
+
   it('a thrown or rejected fetch is a NetworkError with the cause', async () => {
     const cause = new TypeError('fetch failed')
     const error = await attemptRequest(() => { throw cause }, request).catch((e) => e)
