@@ -153,3 +153,8 @@ export const isMessageTooLargeError = (e: unknown): e is MessageTooLargeError =>
 export const isClientClosedError = (e: unknown): e is ClientClosedError =>
   hasCode(e, 'CLIENT_CLOSED')
 export const isHttpError = (e: unknown): e is HttpError => hasCode(e, 'HTTP')
+export const isNetworkError = (e: unknown): e is NetworkError => hasCode(e, 'NETWORK')
+export const isTimeoutError = (e: unknown): e is TimeoutError => hasCode(e, 'TIMEOUT')
+export const isTlsError = (e: unknown): e is TlsError => hasCode(e, 'TLS')
+export const isQueueFullError = (e: unknown): e is QueueFullError => hasCode(e, 'QUEUE_FULL')
+export const isAbortedError = (e: unknown): e is AbortedError => hasCode(e, 'ABORTED')

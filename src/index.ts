@@ -11,7 +11,8 @@ export type { StandardIssue, StandardResult, StandardSchemaV1 } from './message/
 export {
   AbortedError, AnalyticsError, ClientClosedError, ConfigError, HttpError, MessageTooLargeError,
   NetworkError, QueueFullError, TimeoutError, TlsError, ValidationError,
-  isAnalyticsError, isClientClosedError, isConfigError, isHttpError, isMessageTooLargeError, isValidationError,
+  isAbortedError, isAnalyticsError, isClientClosedError, isConfigError, isHttpError, isMessageTooLargeError,
+  isNetworkError, isQueueFullError, isTimeoutError, isTlsError, isValidationError,
 } from './errors.js'
 export type { ErrorCode } from './errors.js'
 export type { FetchLike } from './platform/transport.js'

@@ -92,14 +92,16 @@ const MAX_REASON_BYTES = 16_384
 
 /**
  * The server's reason for a refusal: the `message` of its JSON body (or `error.message`, as the
- * collector sends it), on one line, at most 200 characters. Consumes the body; never throws.
+ * collector sends it, or a string `error`), on one line, at most 200 characters. Never throws.
  */
 export async function readReason(response: HttpAnswer): Promise<string | undefined> {
   try {
     const text = await readCapped(response)
     if (!response.headers.get('content-type')?.includes('json')) return undefined
     const body = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } }
-    const reason = body.message ?? body.error?.message
+    // `{ "message" }`, `{ "error": { "message" } }` (the collector's), `{ "error": "…" }` (a webhook
+    // handler's, this package's too).
+    const reason = body.message ?? body.error?.message ?? body.error
     const oneLine = typeof reason === 'string' ? reason.replace(/\s+/g, ' ').trim() : ''
     if (oneLine) return oneLine.length > MAX_REASON_CHARS ? `${oneLine.slice(0, MAX_REASON_CHARS - 1)}…` : oneLine
   } catch {

@@ -5,6 +5,7 @@
 import { ValidationError } from '../errors.js'
 import type { JsonObject, MessageType } from '../message/types.js'
 import { describe, isPlainObject, isValidTimestamp, timestampMs, validateMessage } from '../message/validate.js'
+import { randomUUID } from '../platform/runtime.js'
 
 /** Members every payload but delete carries. */
 interface Envelope {
@@ -191,7 +192,9 @@ export function toWebhookPayload(input: unknown): WebhookPayload {
   }
   if (type === 'delete') return deletion(input)
   validateMessage(type as MessageType, input)
-  return payloadOfValidMessage(input as Record<string, unknown> & { type: MessageType })
+  // A message without an id gets one here, as it gets a timestamp: receivers de-duplicate on it.
+  const message = input.messageId === undefined ? { ...input, messageId: randomUUID() } : input
+  return payloadOfValidMessage(message as Record<string, unknown> & { type: MessageType })
 }
 
 /**

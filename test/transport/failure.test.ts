@@ -74,6 +74,13 @@ describe('a refusal', () => {
     expect(error).toMatchObject({ status: 429, retryAfterMs: 2000, message: `${URL_} answered 429 (Retry-After: 2000 ms): Slow down` })
   })
 
+  it('reads the reason from `message`, `error.message` (the collector) or a string `error` (a webhook handler)', async () => {
+    expect(await readReason(json(400, { message: 'a' }))).toBe('a')
+    expect(await readReason(json(400, { error: { message: 'b' } }))).toBe('b')
+    expect(await readReason(json(401, { error: 'X-Signature does not match the body.' }))).toBe('X-Signature does not match the body.')
+    expect(await readReason(json(400, { error: 7 }))).toBeUndefined()
+  })
+
   it('truncates a long reason to 200 characters, on one line', async () => {
     const reason = await readReason(json(400, { message: `line one\n${'x'.repeat(500)}` }))
     expect(reason).toHaveLength(200)

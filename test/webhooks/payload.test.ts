@@ -29,6 +29,14 @@ describe('toWebhookPayload', () => {
     })
   })
 
+  it('gives a message without messageId a random one, second after type as always; keeps one it has', () => {
+    const payload = toWebhookPayload({ type: 'track', userId: 'u', event: 'E' })
+    expect(payload.messageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(Object.keys(payload).slice(0, 3)).toEqual(['version', 'type', 'messageId'])
+    expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E' }).messageId).not.toBe(payload.messageId)
+    expect(toWebhookPayload({ ...common, type: 'track', event: 'E' }).messageId).toBe(common.messageId)
+  })
+
   it("page: Go v2's `traits` become `properties` when properties are absent; properties win when both exist", () => {
     const fromTraits = toWebhookPayload({ type: 'page', userId: 'u', traits: { path: '/a' }, timestamp: common.timestamp })
     expect(fromTraits).toMatchObject({ properties: { path: '/a' } })
@@ -41,7 +49,7 @@ describe('toWebhookPayload', () => {
     const device = { device: { model: 'Pixel 9', type: 'android' }, os: { name: 'Android', version: '15' }, app: { build: '42', name: 'Acme', version: '1.2.0' } }
     const payload = toWebhookPayload({ type: 'screen', userId: 'u', name: 'Home', properties: { tab: 'feed' }, context: device, timestamp: common.timestamp })
     expect(payload).toStrictEqual({
-      version: 1, type: 'screen', userId: 'u', name: 'Home', properties: { tab: 'feed' }, timestamp: common.timestamp, context: device,
+      version: 1, type: 'screen', messageId: payload.messageId, userId: 'u', name: 'Home', properties: { tab: 'feed' }, timestamp: common.timestamp, context: device,
     })
     expect(payload.context).toBe(device)
   })
@@ -106,9 +114,9 @@ describe('toWebhookPayload', () => {
     expect(now).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
   })
 
-  it('defaults context, properties and traits to {} and omits absent ids', () => {
+  it('defaults context, properties and traits to {} and omits absent user ids', () => {
     const payload = toWebhookPayload({ type: 'track', event: 'e', anonymousId: 'a', timestamp: common.timestamp })
-    expect(payload).toStrictEqual({ version: 1, type: 'track', anonymousId: 'a', event: 'e', properties: {}, timestamp: common.timestamp, context: {} })
+    expect(payload).toStrictEqual({ version: 1, type: 'track', messageId: payload.messageId, anonymousId: 'a', event: 'e', properties: {}, timestamp: common.timestamp, context: {} })
   })
 
   it('does not mutate its argument', () => {
