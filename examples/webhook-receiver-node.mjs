@@ -1,8 +1,9 @@
 // A webhook receiver on Node's own http module. It verifies X-Signature over the raw bytes of the
 // body, exactly as they arrived, and only then parses them.
 //
-//   npm run build
-//   WEBHOOK_SECRET=<SHARED_SECRET> PORT=3000 node examples/webhook-receiver-node.mjs
+//   In your project: save it as receiver.mjs, then
+//   WEBHOOK_SECRET=<SHARED_SECRET> PORT=3000 node receiver.mjs
+//   In this repository: npm run build, then node examples/webhook-receiver-node.mjs (same variables).
 import { createServer } from 'node:http'
 import { verifySignature } from 'isomorphic-analytics/webhooks'
 

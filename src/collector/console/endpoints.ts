@@ -100,7 +100,7 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     }
     only('GET', request, path)
     const record = context.recorder.get(id)
-    if (record === undefined) throw notFound(path)
+    if (record === undefined) throw notFound(path, `No message ${JSON.stringify(id)} is in the console's record.`)
     return exactJson(record)
   }
   throw notFound(path)

@@ -62,7 +62,7 @@ export function createConsole(options: {
     streams,
     async retry(id) {
       const record = recorder.get(id)
-      if (record === undefined) throw notFound(`/v1/admin/messages/${id}`)
+      if (record === undefined) throw notFound(`/v1/admin/messages/${id}`, `No message ${JSON.stringify(id)} is in the console's record.`)
       if (sources.find((s) => s.name === record.source)?.destination === undefined) {
         throw new HttpProblem(409, 'CONFLICT', `Source "${record.source}" has its Webhooks destination off; turn it on to retry.`)
       }

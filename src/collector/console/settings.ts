@@ -110,7 +110,7 @@ export class SourceSettings {
 
   async #update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
     const index = this.#host.sources.findIndex((s) => s.name === name)
-    if (index === -1) throw notFound(`/v1/admin/sources/${name}`)
+    if (index === -1) throw notFound(`/v1/admin/sources/${name}`, `No source is named ${JSON.stringify(name)}.`)
     const at = `sources[${index}].webhooks`
     if (!isPlainObject(input)) throw invalid(new ConfigError(at, `Expected \`${at}\` to be an object { enabled?, urls, sharedSecret? }, got ${describe(input)}.`))
     for (const key of Object.keys(input)) {

@@ -80,7 +80,8 @@ export const unauthorized = (message: string, scheme: 'Basic' | 'Bearer' = 'Basi
     headers: { 'www-authenticate': `${scheme} realm="isomorphic-analytics"` },
   })
 
-export const notFound = (path: string) => new HttpProblem(404, 'NOT_FOUND', `No endpoint at ${path}.`)
+/** 404: no endpoint at `path`, or (`message`) what is missing at an endpoint that exists. */
+export const notFound = (path: string, message = `No endpoint at ${path}.`) => new HttpProblem(404, 'NOT_FOUND', message)
 
 export const methodNotAllowed = (method: string, path: string, allow = 'POST, OPTIONS') =>
   new HttpProblem(405, 'METHOD_NOT_ALLOWED', `${path} accepts ${allow}, not ${method}.`, {

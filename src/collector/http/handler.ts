@@ -47,6 +47,8 @@ function buildRoutes(admin: boolean): Map<string, Route> {
   return routes
 }
 
+const ADMIN_PATHS = new Set([...buildRoutes(true)].filter(([, route]) => route.kind === 'admin').map(([path]) => path))
+
 export interface HandlerContext {
   ingest: Ingest
   admin: AdminContext | undefined
@@ -75,7 +77,11 @@ export function createHandler(context: HandlerContext): CollectorCore {
       const page = routeConsole(request, path, context.console, full)
       if (page !== undefined) return await page
       const route = routes.get(path)
-      if (route === undefined) throw notFound(path)
+      if (route === undefined) {
+        // Without an admin token the admin endpoints do not exist; say how to enable them.
+        const admin = context.admin === undefined && (ADMIN_PATHS.has(path) || path.startsWith('/v1/admin/'))
+        throw notFound(path, admin ? `No endpoint at ${path}: the admin endpoints are enabled by an admin token (\`adminToken\`, \`--admin-token\`).` : undefined)
+      }
       if (request.method === 'OPTIONS') return preflight(request)
       const method = route.kind === 'admin' && route.method ? route.method : 'POST'
       if (request.method !== method) throw methodNotAllowed(request.method, path, `${method}, OPTIONS`)

@@ -112,7 +112,8 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
     try {
       validators.set(event, ajv.compile(schema))
     } catch (error) {
-      const problem = error instanceof Error ? error.message : String(error)
+      // ajv words an unknown format as a warning ("… ignored in schema …"), though it refuses it.
+      const problem = (error instanceof Error ? error.message : String(error)).replace(/^unknown format ("[^"]*") ignored in schema at path/, 'unknown format $1, at path')
       if (error instanceof EvalError) {
         // ajv compiles each schema to a function; Cloudflare Workers and strict CSPs forbid that.
         throw new ConfigError(option, `\`${option}\` cannot be compiled here: this runtime forbids code generation (${problem}); tracking plans need Node, Bun or Deno.`)

@@ -166,9 +166,13 @@ describe('admin endpoints', () => {
     expect(await response.json()).toMatchObject({ success: false, error: { code: 'VALIDATION', field: 'members' } })
   })
 
-  it('does not exist without an admin token (404)', async () => {
+  it('does not exist without an admin token (404, saying how to enable it)', async () => {
     const { collector } = setup(null)
-    expect((await collector.fetch(admin('/v1/deletions', { userId: 'u1' }))).status).toBe(404)
+    const deletions = await collector.fetch(admin('/v1/deletions', { userId: 'u1' }))
+    expect(deletions.status).toBe(404)
+    expect(await deletions.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: expect.stringMatching(/^No endpoint at \/v1\/deletions: the admin endpoints are enabled by an admin token \(`adminToken`, `--admin-token`\)\.$/) } })
     expect((await collector.fetch(admin('/v1/audiences', { source: 'web', audience: 'VIP', members: [] }))).status).toBe(404)
+    const other = await collector.fetch(admin('/v1/nothing', {}))
+    expect(await other.json()).toMatchObject({ error: { message: 'No endpoint at /v1/nothing.' } })
   })
 })

@@ -66,7 +66,9 @@ describe('admin endpoints of the console', () => {
     const good = all.body.messages[2].id
     const bad = all.body.messages[1].id
     expect((await json(collector, admin(`/v1/admin/messages/${good}/retry`, { method: 'POST' }))).status).toBe(409)
-    expect((await collector.fetch(admin('/v1/admin/messages/999/retry', { method: 'POST' }))).status).toBe(404)
+    const missing = await collector.fetch(admin('/v1/admin/messages/999/retry', { method: 'POST' }))
+    expect(missing.status).toBe(404)
+    expect(await missing.json()).toMatchObject({ error: { message: 'No message "999" is in the console\'s record.' } })
     const retried = await json(collector, admin(`/v1/admin/messages/${bad}/retry`, { method: 'POST' }))
     expect(retried).toMatchObject({ status: 202, body: { message: { id: bad } } })
     await until(() => collector.stats().pending === 0, 'the retry settled')

@@ -82,7 +82,9 @@ describe('admin endpoints of the console', () => {
 
   it('PUT refuses an unknown source and an unknown option', async () => {
     const { collector } = consoleCollector()
-    expect((await collector.fetch(admin('/v1/admin/sources/nope/webhooks', { method: 'PUT', body: {} }))).status).toBe(404)
+    const nope = await collector.fetch(admin('/v1/admin/sources/nope/webhooks', { method: 'PUT', body: {} }))
+    expect(nope.status).toBe(404)
+    expect(await nope.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: 'No source is named "nope".' } })
     const unknown = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { url: 'x' } }))
     expect(unknown).toMatchObject({ status: 400, body: { error: { field: 'sources[0].webhooks.url' } } })
   })

@@ -62,7 +62,7 @@ describe('compileTrackingPlan: bad plans are ConfigErrors naming the event and t
   it.each([
     [{ events: { E: { type: 'strin' } } }, 'sources[0].trackingPlan.events["E"]', /is not a valid JSON Schema: .*type/],
     [{ events: { E: { type: 'object', requried: ['a'] } } }, 'sources[0].trackingPlan.events["E"]', /unknown keyword: "requried"/],
-    [{ events: { E: { type: 'string', format: 'emial' } } }, 'sources[0].trackingPlan.events["E"]', /unknown format "emial"/],
+    [{ events: { E: { type: 'string', format: 'emial' } } }, 'sources[0].trackingPlan.events["E"]', /is not a valid JSON Schema: unknown format "emial", at path "#"$/],
     [{ events: { E: 'string' } }, 'sources[0].trackingPlan.events["E"]', /to be a JSON Schema \(an object or a boolean\), got `"string"`/],
     [{ events: [] }, 'sources[0].trackingPlan.events', /to be an object \(event name → JSON Schema of its properties\), got an array/],
     [{ events: {}, unplanned: 'drop' }, 'sources[0].trackingPlan.unplanned', /to be 'allow' or 'block', got `"drop"`/],
