@@ -48,8 +48,8 @@ async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<
   return new Uint8Array(await new Response(stream).arrayBuffer())
 }
 
+/** The error of a batch that close() stopped: in flight (`cause` is its aborted attempt) or not yet sent. */
 function stoppedError(cause: unknown): AnalyticsError {
-  if (cause instanceof AbortedError) return cause
   return new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause })
 }
 

@@ -253,7 +253,12 @@ describe('close()', () => {
     // The hanging request and the batches still waiting for a connection are all reported.
     const failedIds = events.error.flatMap((e) => e.messages.map((m) => (m as { messageId: string }).messageId))
     expect(failedIds.sort()).toEqual(sent.map((m) => m.messageId).sort())
-    for (const error of events.error) expect(error).toBeInstanceOf(AbortedError)
+    for (const error of events.error) {
+      expect(error).toBeInstanceOf(AbortedError)
+      // The request in flight too says why it was cut, its own abort kept as the cause.
+      expect(error.message).toBe('Delivery stopped: close() ran out of time before the batch was delivered.')
+    }
+    expect(events.error.some((e) => (e as Error).cause instanceof AbortedError)).toBe(true)
     expect(client.stats()).toMatchObject({ queued: 0, inFlight: 0, delivered: 0, failed: 5 })
   })
 
