@@ -3,7 +3,7 @@
 //
 //   In your project: save it as receiver.mjs, then
 //   WEBHOOK_SECRET=<SHARED_SECRET> PORT=3000 node receiver.mjs
-//   In this repository: npm run build, then node examples/webhook-receiver-node.mjs (same variables).
+//   In this repository: npm run build, then the same with examples/webhook-receiver-node.mjs.
 import { createServer } from 'node:http'
 import { verifySignature } from 'isomorphic-analytics/webhooks'
 

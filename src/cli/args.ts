@@ -3,16 +3,13 @@
  * turned into a collector config. Every problem is a `UsageError` (exit code 2) that says what
  * is wrong and how to fix it.
  */
-import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { CollectorConfig, SourceConfig, WebhookUrlConfig } from '../collector/index.js'
-
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'UsageError'
-  }
-}
+import { MAX_WEBHOOK_URLS } from '../webhooks/index.js'
+import { describeArgvError } from './argv-errors.js'
+import { readConfigFile } from './config-file.js'
+import { sourceFlagNames, type FlagNames } from './flag-names.js'
+import { UsageError } from './usage-error.js'
 
 export const HELP = `Usage: isomorphic-analytics collect [options]
 
@@ -64,6 +61,8 @@ export interface CollectArgs {
   config: CollectorConfig
   /** `--config FILE`: where the console writes settings back. */
   configFile: string | undefined
+  /** The config paths that flags (or `ANALYTICS_QUEUE_URL`) set, named as the user wrote them, for messages. */
+  flagNames: FlagNames
 }
 
 const OPTIONS = {
@@ -83,6 +82,12 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const
 
+/** The values' names in --help, for "--port needs a value (--port N)". */
+const VALUE_NAMES: Record<string, string> = {
+  'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', config: 'FILE',
+  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
+}
+
 function integer(flag: string, text: string, min: number, max: number): number {
   const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -97,30 +102,6 @@ function parseHeader(text: string): [string, string] {
   return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()]
 }
 
-interface ConfigFile extends Partial<CollectorConfig> {
-  port?: number
-  host?: string
-}
-
-function readConfigFile(path: string): ConfigFile {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    throw new UsageError(`--config: cannot read ${path}: ${(error as Error).message}`)
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (error) {
-    throw new UsageError(`--config: ${path} is not valid JSON: ${(error as Error).message}`)
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--config: ${path} must hold a JSON object { "sources": [...] }.`)
-  }
-  return parsed as ConfigFile
-}
-
 export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'collect'; args: CollectArgs }
 
 /** `env.ANALYTICS_QUEUE_URL`: the queue server when `--queue` is not given. */
@@ -129,12 +110,13 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    throw new UsageError(describeArgvError(error, argv, OPTIONS, VALUE_NAMES))
   }
   const { values, positionals } = parsed
   if (values.help) return { kind: 'help' }
   if (values.version) return { kind: 'version' }
-  if (positionals.length === 0) throw new UsageError('Missing command: try "isomorphic-analytics collect --help".')
+  // main() adds 'Run "isomorphic-analytics collect --help" for usage.' to every UsageError.
+  if (positionals.length === 0) throw new UsageError('Missing command; the command is "collect".')
   if (positionals[0] !== 'collect') throw new UsageError(`Unknown command "${positionals[0]}"; the command is "collect".`)
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`)
 
@@ -143,6 +125,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const sources: SourceConfig[] = Array.isArray(fileConfig.sources) ? [...fileConfig.sources] : []
   const webhooks = values.webhook ?? []
   const headers = Object.fromEntries((values.header ?? []).map(parseHeader))
+  const flagNames = new Map<string, string>()
   const key = values['write-key']
   if (key === undefined) {
     for (const flag of ['webhook', 'header', 'shared-secret', 'name'] as const) {
@@ -152,6 +135,10 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
     if (webhooks.length === 0 && (values.header !== undefined || values['shared-secret'] !== undefined)) {
       throw new UsageError('--header and --shared-secret apply to --webhook URLs; give at least one --webhook.')
     }
+    if (webhooks.length > MAX_WEBHOOK_URLS) {
+      throw new UsageError(`--webhook is given ${webhooks.length} times; a source forwards to at most ${MAX_WEBHOOK_URLS} URLs.`)
+    }
+    for (const [path, flag] of sourceFlagNames(sources.length, { webhooks, headerNames: Object.keys(headers), name: values.name })) flagNames.set(path, flag)
     const urls: WebhookUrlConfig[] = webhooks.map((url) => (values.header ? { url, headers } : { url }))
     sources.push({
       writeKey: key,
@@ -164,7 +151,10 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   if (sources.length === 0) throw new UsageError('No source: give --write-key KEY (and --webhook URL), or --config FILE.')
 
   const adminToken = values['admin-token'] ?? fileConfig.adminToken
+  if (values['admin-token'] !== undefined) flagNames.set('adminToken', '`--admin-token`')
   const queue = values.queue ?? (env.ANALYTICS_QUEUE_URL || undefined) ?? fileConfig.queue
+  if (values.queue !== undefined) flagNames.set('queue', '`--queue`')
+  else if (env.ANALYTICS_QUEUE_URL) flagNames.set('queue', '`ANALYTICS_QUEUE_URL`')
   const drainTimeout = values['drain-timeout'] === undefined
     ? (fileConfig.drainTimeout ?? 10_000)
     : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
@@ -177,6 +167,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
       config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(queue !== undefined && { queue }) },
       configFile: values.config,
+      flagNames,
     },
   }
 }

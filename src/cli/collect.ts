@@ -2,12 +2,15 @@
  * `isomorphic-analytics collect`: runs the collector as a Node server until SIGINT or SIGTERM,
  * then stops accepting, drains deliveries in flight (bounded) and reports what is still pending.
  */
-import { createCollector, nodeFetch, startServer, type CollectorServer } from '../collector/index.js'
+import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../collector/index.js'
+import { isConfigError } from '../errors.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { maskSecret, maskUrl } from '../secrets.js'
 import type { CollectArgs } from './args.js'
+import { nameFlags } from './flag-names.js'
 import { fileSettings } from './settings-file.js'
 import { formatProgress, startProgress } from './progress.js'
+import { UsageError } from './usage-error.js'
 
 export interface CollectIo {
   out: (text: string) => void
@@ -16,6 +19,15 @@ export interface CollectIo {
   debug: string | undefined
   /** Resolves with the signal's name when the process is asked to stop; `onAgain` on a second one. */
   stopSignal(onAgain: (signal: string) => void): Promise<string>
+}
+
+/**
+ * A secret as the CLI shows it: `…` and its last four characters, or `hidden` when it is too short
+ * to show any (a lone `…` reads as cut-off output). How much is shown stays maskSecret's rule.
+ */
+function shown(secret: string): string {
+  const masked = maskSecret(secret)
+  return masked === '…' ? 'hidden' : masked
 }
 
 /** A URL without its password, for output. */
@@ -35,7 +47,7 @@ function describeSources(args: CollectArgs): string[] {
     const target = urls.length === 0
       ? 'not forwarded'
       : `→ ${urls.map((u) => maskUrl(u.url)).join(', ')}${source.webhooks?.sharedSecret ? ' (signed)' : ''}`
-    return `  source "${source.name}" (write key ${maskSecret(source.writeKey)}) ${target}`
+    return `  source "${source.name}" (write key ${shown(source.writeKey)}) ${target}`
   })
 }
 
@@ -44,17 +56,23 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   if (log.enabled) {
     for (const source of args.config.sources) {
       const secret = source.webhooks?.sharedSecret
-      log(`source "${source.name}": write key ${maskSecret(source.writeKey)}, ${count(source.webhooks?.urls?.length ?? 0, 'webhook URL')}${secret ? `, shared secret ${maskSecret(secret)}` : ''}`)
+      log(`source "${source.name}": write key ${shown(source.writeKey)}, ${count(source.webhooks?.urls?.length ?? 0, 'webhook URL')}${secret ? `, shared secret ${shown(secret)}` : ''}`)
     }
-    if (args.config.adminToken !== undefined) log(`admin token ${maskSecret(args.config.adminToken)}`)
+    if (args.config.adminToken !== undefined) log(`admin token ${shown(args.config.adminToken)}`)
   }
-  // node:http deliveries: several times cheaper than the global fetch, so more events per second.
-  const collector = createCollector({
-    fetch: nodeFetch,
-    ...args.config,
-    // With a queue server its shared store keeps them (every collector on it sees the same); the file is then only read.
-    ...(args.configFile !== undefined && args.config.queue === undefined && { settings: fileSettings(args.configFile) }),
-  })
+  let collector: Collector
+  try {
+    // node:http deliveries: several times cheaper than the global fetch, so more events per second.
+    collector = createCollector({
+      fetch: nodeFetch,
+      ...args.config,
+      // With a queue server its shared store keeps them (every collector on it sees the same); the file is then only read.
+      ...(args.configFile !== undefined && args.config.queue === undefined && { settings: fileSettings(args.configFile) }),
+    })
+  } catch (error) {
+    // A value from a flag is named as the flag (`--webhook`), not as its config path.
+    throw isConfigError(error) ? new UsageError(nameFlags(error, args.flagNames)) : error
+  }
   let server: CollectorServer
   try {
     server = await startServer(collector, { port: args.port, host: args.host })

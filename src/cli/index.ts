@@ -4,8 +4,9 @@
  * SIGINT/SIGTERM), 1 runtime failure (port in use, …), 2 bad arguments or configuration.
  */
 import { isConfigError } from '../errors.js'
-import { HELP, UsageError, parseCommand } from './args.js'
+import { HELP, parseCommand } from './args.js'
 import { collect, type CollectIo } from './collect.js'
+import { UsageError } from './usage-error.js'
 
 function stopSignal(onAgain: (signal: string) => void): Promise<string> {
   return new Promise((resolve) => {

@@ -1,0 +1,42 @@
+/**
+ * "Did you mean …?" for a mistyped flag or `--config` key: the known name closest to what was
+ * typed, or `undefined` when none is close enough to be a good guess.
+ */
+
+/** Case, dashes and underscores do not count: `--writeKey`, `--write_key` and `--writekey` are `--write-key`. */
+const normalise = (name: string) => name.toLowerCase().replace(/[-_]/g, '')
+
+/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1)
+    }
+  }
+  return d[a.length][b.length]
+}
+
+/**
+ * The name in `known` that `typed` most likely meant: the same but for case, dashes and
+ * underscores; else one or two edits away (one for names of four letters or fewer); else the only
+ * name with `typed` as one of its words (`--key` → `write-key`, `timeout` → `drainTimeout`).
+ */
+export function closest(typed: string, known: readonly string[]): string | undefined {
+  const wanted = normalise(typed)
+  if (wanted === '') return undefined
+  const same = known.find((name) => normalise(name) === wanted)
+  if (same !== undefined) return same
+  const limit = wanted.length <= 4 ? 1 : 2
+  let best: { name: string; edits: number } | undefined
+  for (const name of known) {
+    const edits = distance(wanted, normalise(name))
+    if (edits <= limit && (best === undefined || edits < best.edits)) best = { name, edits }
+  }
+  if (best !== undefined) return best.name
+  const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().split(/[-_]/)
+  const byWord = known.filter((name) => words(name).includes(typed.toLowerCase()))
+  return byWord.length === 1 ? byWord[0] : undefined
+}
