@@ -98,7 +98,8 @@ function integer(flag: string, text: string, min: number, max: number): number {
 
 function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':')
-  if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got "${text}".`)
+  // Not the text itself: a header is where credentials go (`Authorization Bearer …` without its colon).
+  if (colon <= 0) throw new UsageError(`--header expects 'Name: value', and one has ${colon === 0 ? 'no name before its colon' : 'no colon'} (its text is not shown: headers carry credentials).`)
   return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()]
 }
 
