@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { platformTransport, transportOf, type FetchLike, type Transport } from '../platform/transport.js'
 import type { BackoffOptions } from '../transport/retry-policy.js'
+import { maskUrl } from '../secrets.js'
 import { SIGNATURE_HEADER } from './signature.js'
 
 /** The `User-Agent` every forwarded request carries (`<vendor token>/1.0`, as the original destination sends). */
@@ -111,10 +112,11 @@ function resolveUrl(option: string, value: unknown): string {
   try {
     parsed = new URL(value)
   } catch {
-    throw new ConfigError(option, `Expected \`${option}\` to be an absolute http(s) URL, got ${describe(value)}.`)
+    throw new ConfigError(option, `Expected \`${option}\` to be an absolute http(s) URL, got ${describe(maskUrl(value))}.`)
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError(option, `Expected \`${option}\` to use http or https, got \`${parsed.protocol}\` in ${describe(value)}.`)
+    // Masked: a webhook URL may carry a credential (`?token=…`).
+    throw new ConfigError(option, `Expected \`${option}\` to use http or https, got \`${parsed.protocol}\` in ${describe(maskUrl(value))}.`)
   }
   if (parsed.username !== '' || parsed.password !== '') {
     // fetch refuses such URLs; that would otherwise surface as a retried network error.

@@ -38,6 +38,10 @@ describe('WebhookDestination options', () => {
     }
     expect(configError({ urls: [{ url: 'ftp://example.com' }] }).message).toMatch(/http or https, got `ftp:`/)
     expect(configError({ urls: [{ url: 'https://user:pw@example.com/' }] }).message).toMatch(/credentials/)
+    // A credential in the query of a refused URL is masked in the message.
+    for (const bad of ['ftp://x.test/?token=s3cr3tvalue', 'x?token=s3cr3tvalue']) {
+      expect(configError({ urls: [{ url: bad }] }).message).toMatch(/token=…alue/)
+    }
     expect(configError({ urls: ['https://example.com'] }).option).toBe('urls[0]')
   })
 
