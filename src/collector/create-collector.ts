@@ -34,6 +34,7 @@ import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
 import { queueSettings } from './state/shared-settings.js'
 import { SharedState } from './state/shared-state.js'
 import { Tally } from './stats.js'
+import { settlesWithin } from './settles-within.js'
 
 /** (source, messageId) pairs remembered in memory for de-duplication, at most. */
 const MAX_DEDUP_ENTRIES = 500_000
@@ -215,9 +216,11 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     settings.close()
     consoleContext?.streams.close()
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
+    // Everything is done within the drain timeout plus a second, whatever the queue server does.
+    const deadline = Date.now() + timeoutMs + 1_000
     const { drained, pending } = await queue.close(timeoutMs)
     sharedConsole?.close()
-    await bus?.close()
+    if (bus) await settlesWithin(bus.close(), Math.max(0, deadline - Date.now()))
     if (queue.durable) log(drained ? 'closed: attempts in flight finished; the rest stays in the queue server' : 'closed: attempts still in flight were stopped; they stay in the queue server')
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stats: stats() }

@@ -20,6 +20,7 @@ import type { QueueServer } from '../config.js'
 import { bullmqQueue, bullmqWorker, loadBullmq } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
+import { oncePer } from '../once-per.js'
 import { settlesWithin } from '../settles-within.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
@@ -59,6 +60,8 @@ export class BullmqQueue implements DeliveryQueue {
   readonly #traces: TraceSink | undefined
   readonly #startAfter: Promise<unknown>
   readonly #ready: Promise<Opened>
+  /** BullMQ's parts as soon as they exist (before they are connected), for `#disconnect`. */
+  #opening: { queue: Queue; worker: Worker } | undefined
   readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
@@ -149,6 +152,7 @@ export class BullmqQueue implements DeliveryQueue {
       }
     }
     const worker: Worker = bullmqWorker(bullmq, this.#server, QUEUE_NAME, processor, workerOptions)
+    this.#opening = { queue, worker }
     worker.on('error', workerErrors(processing, (error) => this.#report('queue worker', error), this.#log))
     // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
     // runs again later, skipping what it marked settled.
@@ -156,9 +160,13 @@ export class BullmqQueue implements DeliveryQueue {
     worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
+    await reconcilePending(queue, counters).catch((error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`))
     this.#snapshot = await counters.read()
+    let ticks = 0
     this.#refresh = setInterval(() => {
-      counters.flush().then(() => counters.read()).then(
+      // Every 30 s, counts that no job backs are corrected (see reconcilePending).
+      const reconciled = ++ticks % 120 === 0 ? reconcilePending(queue, counters) : Promise.resolve()
+      reconciled.then(() => counters.flush()).then(() => counters.read()).then(
         (values) => (this.#snapshot = values),
         (error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`),
       )
@@ -168,17 +176,13 @@ export class BullmqQueue implements DeliveryQueue {
     return { bullmq, queue, worker, runner, counters, adds }
   }
 
-  #lastReport = ''
-  #lastReportAt = 0
+  readonly #reportable = oncePer(10_000)
 
   /** A background failure of the queue server or worker: reported (once per 10 s while it repeats). */
   #report(where: string, error: Error): void {
     const line = `${where}: ${error.message}`
     this.#log(line)
-    const now = Date.now()
-    if (line === this.#lastReport && now - this.#lastReportAt < 10_000) return
-    this.#lastReport = line
-    this.#lastReportAt = now
+    if (!this.#reportable(line)) return
     this.#onError(new Error(`The collector's ${line}`, { cause: error }))
   }
 
@@ -259,10 +263,11 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
     clearInterval(this.#refresh)
-    let opened: Opened
-    try {
-      opened = await this.#ready
-    } catch {
+    let opened: Opened | undefined
+    // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
+    await settlesWithin(this.#ready.then((ready) => void (opened = ready), () => {}), timeoutMs)
+    if (opened === undefined) {
+      this.#disconnect()
       return { drained: true, pending: 0 }
     }
     const { queue, worker, runner, counters } = opened
@@ -270,6 +275,8 @@ export class BullmqQueue implements DeliveryQueue {
     // the server (their locks expire and another process, or the next start, takes them).
     const closed = worker.close()
     const drained = await settlesWithin(closed, timeoutMs)
+    // What follows has the second after the bound (less room for the process to exit).
+    const teardownBy = Date.now() + 800
     if (!drained) {
       // Attempts still in flight are given up on: their jobs go back to the server at once (not
       // after their locks expire), within the second after the bound.
@@ -277,8 +284,44 @@ export class BullmqQueue implements DeliveryQueue {
       await settlesWithin(closed, 500)
       void worker.close(true).catch(() => {})
     }
-    await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])
-    await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
+    // Then the connections, politely within a bound: a queue server that went away answers none
+    // of it, and the collector must still exit within its drain timeout (plus a second).
+    const tidy = (async () => {
+      await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])
+      await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
+    })()
+    if (!(await settlesWithin(tidy, Math.max(0, teardownBy - Date.now())))) this.#disconnect()
     return { drained, pending: 0 }
   }
+
+  /** Drops BullMQ's connections at once (its `close` waits for a server that may not answer). */
+  #disconnect(): void {
+    for (const part of [this.#opening?.queue, this.#opening?.worker]) {
+      void (part as { disconnect?: () => Promise<void> } | undefined)?.disconnect?.().catch(() => {})
+    }
+    void this.#counters.close().catch(() => {})
+  }
+}
+
+/** Job states that hold deliveries not yet settled. */
+const UNSETTLED = ['wait', 'waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const
+
+const hasUnsettled = async (queue: Queue) => Object.values(await queue.getJobCounts(...UNSETTLED)).some((n) => n > 0)
+
+/**
+ * The shared `pending` and `retrying` counts back the backlog limit, and they are written every
+ * 250 ms: a process killed in between leaves them off by what it had not written, for good. With
+ * no unsettled job in the server they must be 0, so then they are set to 0 (at start, and every
+ * 30 s). The jobs are counted before and after the counts are read: a job added in between
+ * leaves them as they are.
+ */
+async function reconcilePending(queue: Queue, counters: SharedState): Promise<void> {
+  if (await hasUnsettled(queue)) return
+  await counters.flush()
+  const values = await counters.read()
+  if (await hasUnsettled(queue)) return
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== 0 && (key.endsWith('|pending') || key.endsWith('|retrying'))) counters.add(key, -value)
+  }
+  await counters.flush()
 }

@@ -15,7 +15,9 @@
  */
 import type { QueueServer } from '../config.js'
 import { loadExactJson, parseExact, stringifyExact } from '../ingest/exact-json.js'
-import { loadPg, loadRedis } from './drivers.js'
+import { oncePer } from '../once-per.js'
+import { settlesWithin } from '../settles-within.js'
+import { CLOSE_WAIT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
 
 export type BusConnection =
   | { kind: 'redis'; redis: import('ioredis').Redis }
@@ -54,8 +56,7 @@ export class QueueBus {
   #next: Promise<void> | undefined
   #resolveNext: (() => void) | undefined
   #closed = false
-  #lastReport = ''
-  #lastReportAt = 0
+  readonly #reportable = oncePer(10_000)
 
   constructor(server: QueueServer, onError: (error: unknown) => void) {
     this.#report = onError
@@ -105,8 +106,10 @@ export class QueueBus {
     this.#flush()
     this.#closed = true
     this.#listeners.clear()
-    await this.#sending
-    const transport = await this.#ready.catch(() => undefined)
+    // A queue server that is down answers neither the last notices nor a connection: bounded.
+    await settlesWithin(this.#sending, CLOSE_WAIT_MS)
+    let transport: Transport | undefined
+    await settlesWithin(this.#ready.then((opened) => void (transport = opened), () => {}), CLOSE_WAIT_MS)
     await transport?.close().catch(() => {})
   }
 
@@ -150,10 +153,7 @@ export class QueueBus {
   #fail(where: string, error: Error): void {
     if (this.#closed) return
     const line = `${where}: ${error.message}`
-    const now = Date.now()
-    if (line === this.#lastReport && now - this.#lastReportAt < 10_000) return
-    this.#lastReport = line
-    this.#lastReportAt = now
+    if (!this.#reportable(line)) return
     this.#report(new Error(`The collector's queue server bus, ${line}`, { cause: error }))
   }
 }
@@ -196,7 +196,7 @@ async function openRedis(url: string, receive: (text: string) => void, fail: (wh
     connection: { kind: 'redis', redis },
     limit: REDIS_LIMIT,
     send: async (text) => void (await redis.publish(CHANNEL, text)),
-    close: async () => void (await Promise.all([redis.quit(), subscriber.quit()])),
+    close: () => quitRedis(redis, subscriber),
   }
 }
 

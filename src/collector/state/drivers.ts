@@ -5,6 +5,7 @@
  * them (they are Node-only clients).
  */
 import type { QueueServer } from '../config.js'
+import { settlesWithin } from '../settles-within.js'
 
 const BULLMQ = 'bullmq'
 const IOREDIS = 'ioredis'
@@ -87,4 +88,17 @@ export async function createTables(query: (sql: string) => Promise<unknown>, sta
       if (error.code !== '42P07' && error.code !== '42710' && error.code !== '23505') throw error
     })
   }
+}
+
+/** How long a closing connection may wait for a queue server that does not answer. */
+export const CLOSE_WAIT_MS = 500
+
+/**
+ * Closes ioredis clients: QUIT, or at once (`disconnect`) when the server has not answered within
+ * `CLOSE_WAIT_MS`. QUIT to a server that is down waits for a reconnection that may never come,
+ * and a collector must exit within its drain timeout whatever the queue server does.
+ */
+export async function quitRedis(...clients: ReadonlyArray<import('ioredis').Redis>): Promise<void> {
+  const quit = Promise.all(clients.map((client) => client.quit().catch(() => {})))
+  if (!(await settlesWithin(quit, CLOSE_WAIT_MS))) for (const client of clients) client.disconnect()
 }

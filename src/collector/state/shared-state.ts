@@ -23,7 +23,7 @@
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
-import { createTables, loadPg, loadRedis } from './drivers.js'
+import { createTables, loadPg, loadRedis, quitRedis } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -174,7 +174,7 @@ class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit()
+    await quitRedis(this.redis)
   }
 }
 
@@ -257,7 +257,11 @@ class PostgresStore implements Store {
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
     const Redis = await loadRedis()
-    return new RedisStore(new Redis(server.url, { maxRetriesPerRequest: null }))
+    const redis = new Redis(server.url, { maxRetriesPerRequest: null })
+    // Its failures surface through the commands that fail, reported by their callers; without a
+    // listener ioredis would also print each one ("Unhandled error event").
+    redis.on('error', () => {})
+    return new RedisStore(redis)
   }
   const { Pool } = await loadPg()
   const pool = new Pool({ connectionString: server.url, max: 4 })

@@ -1,0 +1,80 @@
+/**
+ * Trouble around the queue server: one that goes away (the collector still exits within its
+ * drain timeout plus a second on SIGTERM, its connections dropped when the server does not
+ * answer; each distinct failure reported at most once per 10 s however failures alternate), and
+ * shared counts a killed process left wrong (corrected once no job backs them, so the backlog
+ * limit does not refuse senders for good). Real redis-server; collectors in child processes.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { oncePer } from '../../../src/collector/once-per.js'
+import { SharedState } from '../../../src/collector/state/shared-state.js'
+import { startRedis } from '../../helpers/queue-servers.js'
+import { batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
+
+const started: CollectorProcess[] = []
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((c) => stop(c, 'SIGKILL')))
+})
+
+describe('the queue server goes away', () => {
+  it('SIGTERM still exits within the drain timeout + 1 s', async () => {
+    const redis = await startRedis()
+    const receiver = await startReceiver(() => 200, () => 2_000)
+    try {
+      const collector = await startCollector({ QUEUE: redis.url, WEBHOOK: receiver.url, DRAIN: '1000' })
+      started.push(collector)
+      expect(await send(collector.url, batchText(70_000, 20))).toBe(200)
+      await until(() => receiver.attempts.length > 0, 'an attempt in flight')
+      await redis.stop()
+      const signalledAt = Date.now()
+      const exit = await stop(collector)
+      expect(exit.code).toBe(0)
+      expect(exit.at - signalledAt).toBeLessThanOrEqual(1_000 + 1_000)
+    } finally {
+      await receiver.close()
+      await redis.stop()
+    }
+  }, 30_000)
+})
+
+describe('shared counts a killed process left behind', () => {
+  it('a pending count no job backs is set to 0 at start: the backlog limit does not refuse an empty queue', async () => {
+    const redis = await startRedis()
+    const receiver = await startReceiver(() => 200)
+    try {
+      // What a SIGKILL leaves when its last quarter-second of decrements was never written.
+      const counters = new SharedState({ kind: 'redis', url: redis.url })
+      counters.add('web|pending', 49)
+      await counters.flush()
+      await counters.close()
+      const collector = await startCollector({ QUEUE: redis.url, WEBHOOK: receiver.url, MAX_PENDING: '40' })
+      started.push(collector)
+      expect(await send(collector.url, batchText(71_000, 20))).toBe(200)
+      await until(() => receiver.accepted.length === 20, 'the batch delivered')
+      await until(async () => (await collector.stats()).pending === 0, 'pending back to 0')
+    } finally {
+      await receiver.close()
+      await redis.stop()
+    }
+  }, 30_000)
+})
+
+describe('oncePer', () => {
+  it('reports each distinct line once per window, however lines alternate', () => {
+    let now = 0
+    const realNow = Date.now
+    Date.now = () => now
+    try {
+      const reportable = oncePer(10_000)
+      const seen: string[] = []
+      for (; now < 25_000; now += 250) for (const line of ['connection: ECONNREFUSED', 'worker: Connection is closed.']) if (reportable(line)) seen.push(`${now} ${line}`)
+      expect(seen).toEqual([
+        '0 connection: ECONNREFUSED', '0 worker: Connection is closed.',
+        '10000 connection: ECONNREFUSED', '10000 worker: Connection is closed.',
+        '20000 connection: ECONNREFUSED', '20000 worker: Connection is closed.',
+      ])
+    } finally {
+      Date.now = realNow
+    }
+  })
+})
