@@ -44,7 +44,8 @@ const basicAuth = (writeKey: string) => {
 
 async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer> | undefined> {
   if (typeof CompressionStream !== 'function') return undefined
-  const stream = new Blob([body]).stream().pipeThrough(new CompressionStream('gzip'))
+  // Response, not Blob#stream: jsdom's Blob has no stream(), though it has CompressionStream.
+  const stream = new Response(body).body!.pipeThrough(new CompressionStream('gzip'))
   return new Uint8Array(await new Response(stream).arrayBuffer())
 }
 

@@ -89,13 +89,16 @@ async function bodyText(request: Request): Promise<string | undefined> {
   }
 }
 
+/** Statuses whose answer has no body (a Response with one cannot be made). */
+const NULL_BODY = new Set([204, 205, 304])
+
 function scriptedResponse(reply: ScriptedReply & { status: number }): Response {
   const body = reply.body ?? { success: reply.status < 300 }
-  const text = typeof body === 'string' ? body : JSON.stringify(body)
-  return new Response(text, {
-    status: reply.status,
-    headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...reply.headers },
-  })
+  const headers = new Headers({ 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' })
+  // Set, not merged: a scripted `Content-Type` replaces the default, whatever its case.
+  for (const [name, value] of Object.entries(reply.headers ?? {})) headers.set(name, value)
+  if (NULL_BODY.has(reply.status)) return new Response(null, { status: reply.status, headers })
+  return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status: reply.status, headers })
 }
 
 export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCollector {
@@ -105,25 +108,41 @@ export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCol
   const messages: Message[] = []
   const requests: RecordedRequest[] = []
   let replies: ScriptedReply[] = []
+  /** Bumped by reset(): a request that began before it records nothing after it. */
+  let generation = 0
+  /** messageIds accepted since the last reset: a retry's repeat is not forwarded again. */
+  let seen = new Set<string>()
 
-  const onAccepted = (accepted: AcceptedBatch) => {
-    batches.push(accepted.body)
-    messages.push(...accepted.messages)
-  }
-  const makeCollector = () =>
-    buildCollector(
+  const makeCollector = () => {
+    const mine = generation
+    const onAccepted = (accepted: AcceptedBatch) => {
+      if (mine !== generation) return
+      batches.push(accepted.body)
+      // As the collector forwards them: a messageId already accepted is a duplicate.
+      for (const message of accepted.messages) {
+        const id = message.messageId as string
+        if (seen.has(id)) continue
+        seen.add(id)
+        messages.push(message)
+      }
+    }
+    return buildCollector(
       resolveConfig({ sources: [{ writeKey: options.writeKey ?? 'fake-collector', name: 'fake' }], debug: false }),
       { anyWriteKey: options.writeKey === undefined, onAccepted },
     )
+  }
   let collector = makeCollector()
 
   const resolver = async ({ request }: { request: Request }) => {
     const url = new URL(request.url)
     const path = url.pathname.slice(prefix.length) || '/'
+    // The collector of the test this request began in (a reset() during its delay starts another).
+    const target = collector
     const record: RecordedRequest = {
       method: request.method,
       path,
-      headers: Object.fromEntries(request.headers.entries()),
+      // Lower-case names in every environment (happy-dom's Headers keeps the sender's case).
+      headers: Object.fromEntries([...request.headers.entries()].map(([name, value]) => [name.toLowerCase(), value])),
       body: await bodyText(request.clone()),
       status: 0,
       scripted: false,
@@ -147,7 +166,7 @@ export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCol
       body: request.body,
       duplex: 'half',
     } as RequestInit)
-    const response = await collector.fetch(forwarded)
+    const response = await target.fetch(forwarded)
     record.status = response.status
     return response
   }
@@ -165,10 +184,12 @@ export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCol
       replies.push(...next)
     },
     reset() {
+      generation++
       batches.length = 0
       messages.length = 0
       requests.length = 0
       replies = []
+      seen = new Set()
       collector = makeCollector()
     },
   }

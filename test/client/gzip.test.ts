@@ -21,6 +21,21 @@ describe('gzip: true', () => {
     expect(json).toEqual({ batch: sent, sentAt: '2026-11-22T10:00:00.000Z', context: { library: sent[0].context.library } })
   })
 
+  it('works where Blob has no stream() (jsdom), as long as CompressionStream exists', async () => {
+    const wire = collector()
+    const stream = vi.spyOn(Blob.prototype, 'stream').mockImplementation(() => {
+      throw new TypeError('(intermediate value).stream is not a function')
+    })
+    try {
+      const client = createTestClient({ gzip: true })
+      client.track(trackInput(0))
+      expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
+      expect(wire.requests[0].headers.get('content-encoding')).toBe('gzip')
+    } finally {
+      stream.mockRestore()
+    }
+  })
+
   it('applies the 500,000-byte limit before compression', async () => {
     const wire = collector()
     const client = createTestClient({ gzip: true, flushAt: 100 })
