@@ -27,7 +27,7 @@ import { Pacer } from './pacer.js'
 import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
 import { workerErrors } from './worker-errors.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
-import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery, TraceSink } from './queue.js'
+import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type QueuedDelivery, type TraceSink } from './queue.js'
 
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
@@ -201,7 +201,7 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   async #add(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
-    const { adds, counters } = await this.#ready
+    const { adds, counters } = await inTime(this.#ready)
     if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
@@ -213,13 +213,13 @@ export class BullmqQueue implements DeliveryQueue {
     if (!options?.ignoreLimit) {
       for (const [source, list] of bySource) if (this.#pendingOf(source) + list.length > this.#maxPending) return false
     }
-    await adds.write(
+    await inTime(adds.write(
       [...bySource].map(([source, list]) => ({
         name: 'batch',
         data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
         opts: BATCH_JOB_OPTIONS,
       })),
-    )
+    ))
     for (const [source, list] of bySource) {
       counters.add(`${source}|pending`, list.length)
       this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
@@ -275,8 +275,8 @@ export class BullmqQueue implements DeliveryQueue {
     // the server (their locks expire and another process, or the next start, takes them).
     const closed = worker.close()
     const drained = await settlesWithin(closed, timeoutMs)
-    // What follows has the second after the bound (less room for the process to exit).
-    const teardownBy = Date.now() + 800
+    // What follows has the second after the bound, less room for closing the server and exiting.
+    const teardownBy = Date.now() + 700
     if (!drained) {
       // Attempts still in flight are given up on: their jobs go back to the server at once (not
       // after their locks expire), within the second after the bound.
@@ -324,4 +324,16 @@ async function reconcilePending(queue: Queue, counters: SharedState): Promise<vo
     if (value !== 0 && (key.endsWith('|pending') || key.endsWith('|retrying'))) counters.add(key, -value)
   }
   await counters.flush()
+}
+
+/**
+ * `promise`, or a `QueueUnavailableError` once `QUEUE_WRITE_WAIT_MS` have passed: BullMQ's
+ * connections retry for ever, so without a bound a request would wait as long as the server is
+ * down. (A write that lands later is a job like any other; the sender's retry is de-duplicated.)
+ */
+async function inTime<T>(promise: Promise<T>): Promise<T> {
+  let value: T | undefined
+  const settled = await settlesWithin(promise.then((v) => void (value = v)), QUEUE_WRITE_WAIT_MS)
+  if (!settled) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
+  return value as T
 }

@@ -56,6 +56,17 @@ export interface DrainOutcome {
   pending: number
 }
 
+/**
+ * The queue server did not take deliveries within `QUEUE_WRITE_WAIT_MS` (unreachable, or far
+ * too slow): ingest answers 503 with Retry-After instead of holding the sender's request open.
+ */
+export class QueueUnavailableError extends Error {
+  override name = 'QueueUnavailableError'
+}
+
+/** How long a request waits for the queue server to take its deliveries. */
+export const QUEUE_WRITE_WAIT_MS = 5_000
+
 export interface DeliveryQueue {
   /**
    * `true` when deliveries live in a queue server (any process may deliver them, so `onSettled`

@@ -18,6 +18,7 @@ export type HttpErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'BACKLOG_FULL'
+  | 'QUEUE_UNAVAILABLE'
   | 'CONFLICT'
   | 'CLOSED'
   | 'INTERNAL'

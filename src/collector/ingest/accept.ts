@@ -9,7 +9,7 @@
 import { count, type Logger } from '../../logger.js'
 import { payloadOfValidMessage } from '../../webhooks/payload.js'
 import { deferredTrace, type DeferredTrace } from '../console/recorder.js'
-import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
+import { QueueUnavailableError, type DeliveryQueue, type DeliveryTrace, type QueuedDelivery } from '../delivery/queue.js'
 import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
 import type { RequestHead } from '../http/direct.js'
@@ -168,9 +168,18 @@ export function createIngest(context: IngestContext): Ingest {
         })
       }
       const held = context.queue.enqueue(deliveries)
-      if (!(typeof held === 'boolean' ? held : await held)) {
-        // Not taken: the sender will retry these, and the retry must not be a "duplicate".
-        for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string)
+      // Not taken: the sender will retry these, and the retry must not be a "duplicate".
+      const release = () => { for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string) }
+      let taken: boolean
+      try {
+        taken = typeof held === 'boolean' ? held : await held
+      } catch (error) {
+        if (!(error instanceof QueueUnavailableError)) throw error
+        release()
+        throw new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${error.message} Retry later.`, { headers: { 'retry-after': '5' } })
+      }
+      if (!taken) {
+        release()
         throw backlogFull(source.name)
       }
     }

@@ -17,7 +17,7 @@ afterEach(async () => {
 })
 
 describe('the queue server goes away', () => {
-  it('SIGTERM still exits within the drain timeout + 1 s', async () => {
+  it('a sender is answered 503 QUEUE_UNAVAILABLE with Retry-After within 5 s, not held open; SIGTERM still exits within the drain timeout + 1 s', async () => {
     const redis = await startRedis()
     const receiver = await startReceiver(() => 200, () => 2_000)
     try {
@@ -26,10 +26,19 @@ describe('the queue server goes away', () => {
       expect(await send(collector.url, batchText(70_000, 20))).toBe(200)
       await until(() => receiver.attempts.length > 0, 'an attempt in flight')
       await redis.stop()
+      const sentAt = Date.now()
+      const response = await fetch(`${collector.url}/v1/batch`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: batchText(70_100, 20),
+      })
+      expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5'])
+      expect(await response.json()).toMatchObject({ error: { code: 'QUEUE_UNAVAILABLE', message: 'The queue server did not answer within 5 s. Retry later.' } })
+      expect(Date.now() - sentAt).toBeLessThan(5_000 + 2_000)
       const signalledAt = Date.now()
       const exit = await stop(collector)
       expect(exit.code).toBe(0)
-      expect(exit.at - signalledAt).toBeLessThanOrEqual(1_000 + 1_000)
+      // The drain timeout + 1 s for collector.close(), after this harness's server.close(100)
+      // (the CLI spends one budget on both).
+      expect(exit.at - signalledAt).toBeLessThanOrEqual(100 + 1_000 + 1_000)
     } finally {
       await receiver.close()
       await redis.stop()
