@@ -3,18 +3,12 @@
  * scripted headers that replace the defaults, reset() isolating tests from a request still in
  * flight, and `messages` without a retry's repeat (as the collector forwards them).
  */
-import { setupServer } from 'msw/node'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Client } from '../../src/index.js'
 import { createFakeCollector } from '../../src/testing/index.js'
+import { installMswServer } from './support.js'
 
-const server = setupServer()
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))
-afterEach(() => {
-  server.resetHandlers()
-  vi.useRealTimers()
-})
-afterAll(() => server.close())
+const server = installMswServer()
 
 function install() {
   const fake = createFakeCollector()

@@ -1,16 +1,10 @@
-import { setupServer } from 'msw/node'
 import { gzipSync } from 'node:zlib'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Client } from '../../src/index.js'
 import { createFakeCollector } from '../../src/testing/index.js'
+import { installMswServer } from './support.js'
 
-const server = setupServer()
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))
-afterEach(() => {
-  server.resetHandlers()
-  vi.useRealTimers()
-})
-afterAll(() => server.close())
+const server = installMswServer()
 
 const ENDPOINT = 'https://api.segment.io'
 const auth = (key: string) => ({ authorization: `Basic ${btoa(`${key}:`)}`, 'content-type': 'application/json' })
