@@ -81,6 +81,10 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
     io.err(`Cannot listen on ${args.host}:${args.port}: ${(error as Error).message}\n`)
     return 1
   }
+  // Listening for SIGINT/SIGTERM before saying so: a signal sent on seeing the banner must drain.
+  const stopped = io.stopSignal((again) => {
+    io.err(`\n${again} again: exiting without waiting for deliveries.\n`)
+  })
   io.out(`isomorphic-analytics collector listening on ${server.url}\n`)
   for (const line of describeSources(args)) io.out(`${line}\n`)
   if (args.config.adminToken !== undefined) {
@@ -103,9 +107,7 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
     stats: () => collector.stats(),
   })
 
-  const signal = await io.stopSignal((again) => {
-    io.err(`\n${again} again: exiting without waiting for deliveries.\n`)
-  })
+  const signal = await stopped
   progress.stop()
   const pendingAtStop = collector.stats().pending
   io.out(`${signal}: stopping. ${count(pendingAtStop, 'delivery', 'deliveries')} pending; waiting up to ${args.drainTimeout} ms.\n`)
