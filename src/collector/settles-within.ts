@@ -13,3 +13,13 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     clearTimeout(timer)
   }
 }
+
+/**
+ * `promise`'s value when it resolves within `ms` (as `{ value }`), else `undefined`; a rejection
+ * comes through. For a wait whose answer is needed: a connection, a write.
+ */
+export async function valueWithin<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
+  let got: { value: T } | undefined
+  await settlesWithin(promise.then((value) => void (got = { value })), ms)
+  return got
+}

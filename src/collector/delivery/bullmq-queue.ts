@@ -21,7 +21,8 @@ import { bullmqQueue, bullmqWorker, loadBullmq } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { oncePer } from '../once-per.js'
-import { settlesWithin } from '../settles-within.js'
+import { settlesWithin, valueWithin } from '../settles-within.js'
+import { reconcilePending, refreshCounts } from './pending-counts.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
 import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
@@ -60,6 +61,8 @@ export class BullmqQueue implements DeliveryQueue {
   readonly #traces: TraceSink | undefined
   readonly #startAfter: Promise<unknown>
   readonly #ready: Promise<Opened>
+  /** What `#ready` resolved with, once it has. */
+  #opened: Opened | undefined
   /** BullMQ's parts as soon as they exist (before they are connected), for `#disconnect`. */
   #opening: { queue: Queue; worker: Worker } | undefined
   readonly #pacer: Pacer
@@ -160,20 +163,12 @@ export class BullmqQueue implements DeliveryQueue {
     worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
-    await reconcilePending(queue, counters).catch((error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`))
+    const failed = (error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`)
+    await reconcilePending(queue, counters).catch(failed)
     this.#snapshot = await counters.read()
-    let ticks = 0
-    this.#refresh = setInterval(() => {
-      // Every 30 s, counts that no job backs are corrected (see reconcilePending).
-      const reconciled = ++ticks % 120 === 0 ? reconcilePending(queue, counters) : Promise.resolve()
-      reconciled.then(() => counters.flush()).then(() => counters.read()).then(
-        (values) => (this.#snapshot = values),
-        (error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`),
-      )
-    }, 250)
-    ;(this.#refresh as { unref?: () => void }).unref?.()
+    this.#refresh = refreshCounts(queue, counters, (values) => (this.#snapshot = values), failed)
     const adds = new CoalescedWrites<BatchJob>((jobs) => add(mergeBatchJobs(jobs)))
-    return { bullmq, queue, worker, runner, counters, adds }
+    return (this.#opened = { bullmq, queue, worker, runner, counters, adds })
   }
 
   readonly #reportable = oncePer(10_000)
@@ -201,7 +196,8 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   async #add(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
-    const { adds, counters } = await inTime(this.#ready)
+    // Once open, no bound (and no timer) for it on each request.
+    const { adds, counters } = this.#opened ?? (await inTime(this.#ready))
     if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
@@ -263,9 +259,8 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
     clearInterval(this.#refresh)
-    let opened: Opened | undefined
     // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
-    await settlesWithin(this.#ready.then((ready) => void (opened = ready), () => {}), timeoutMs)
+    const opened = (await valueWithin(this.#ready.catch(() => undefined), timeoutMs))?.value
     if (opened === undefined) {
       this.#disconnect()
       return { drained: true, pending: 0 }
@@ -303,37 +298,13 @@ export class BullmqQueue implements DeliveryQueue {
   }
 }
 
-/** Job states that hold deliveries not yet settled. */
-const UNSETTLED = ['wait', 'waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const
-
-const hasUnsettled = async (queue: Queue) => Object.values(await queue.getJobCounts(...UNSETTLED)).some((n) => n > 0)
-
-/**
- * The shared `pending` and `retrying` counts back the backlog limit, and they are written every
- * 250 ms: a process killed in between leaves them off by what it had not written, for good. With
- * no unsettled job in the server they must be 0, so then they are set to 0 (at start, and every
- * 30 s). The jobs are counted before and after the counts are read: a job added in between
- * leaves them as they are.
- */
-async function reconcilePending(queue: Queue, counters: SharedState): Promise<void> {
-  if (await hasUnsettled(queue)) return
-  await counters.flush()
-  const values = await counters.read()
-  if (await hasUnsettled(queue)) return
-  for (const [key, value] of Object.entries(values)) {
-    if (value !== 0 && (key.endsWith('|pending') || key.endsWith('|retrying'))) counters.add(key, -value)
-  }
-  await counters.flush()
-}
-
 /**
  * `promise`, or a `QueueUnavailableError` once `QUEUE_WRITE_WAIT_MS` have passed: BullMQ's
  * connections retry for ever, so without a bound a request would wait as long as the server is
  * down. (A write that lands later is a job like any other; the sender's retry is de-duplicated.)
  */
 async function inTime<T>(promise: Promise<T>): Promise<T> {
-  let value: T | undefined
-  const settled = await settlesWithin(promise.then((v) => void (value = v)), QUEUE_WRITE_WAIT_MS)
-  if (!settled) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
-  return value as T
+  const got = await valueWithin(promise, QUEUE_WRITE_WAIT_MS)
+  if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
+  return got.value
 }

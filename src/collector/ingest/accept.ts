@@ -168,19 +168,21 @@ export function createIngest(context: IngestContext): Ingest {
         })
       }
       const held = context.queue.enqueue(deliveries)
-      // Not taken: the sender will retry these, and the retry must not be a "duplicate".
-      const release = () => { for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string) }
       let taken: boolean
+      let unavailable: QueueUnavailableError | undefined
       try {
         taken = typeof held === 'boolean' ? held : await held
       } catch (error) {
         if (!(error instanceof QueueUnavailableError)) throw error
-        release()
-        throw new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${error.message} Retry later.`, { headers: { 'retry-after': '5' } })
+        taken = false
+        unavailable = error
       }
       if (!taken) {
-        release()
-        throw backlogFull(source.name)
+        // Not taken: the sender will retry these, and the retry must not be a "duplicate".
+        for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string)
+        throw unavailable === undefined
+          ? backlogFull(source.name)
+          : new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${unavailable.message} Retry later.`, { headers: { 'retry-after': '5' } })
       }
     }
     if (record) recordAll(record, source, messages, deliveries, blockedAt, duplicates)

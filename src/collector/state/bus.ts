@@ -16,7 +16,7 @@
 import type { QueueServer } from '../config.js'
 import { loadExactJson, parseExact, stringifyExact } from '../ingest/exact-json.js'
 import { oncePer } from '../once-per.js'
-import { settlesWithin } from '../settles-within.js'
+import { settlesWithin, valueWithin } from '../settles-within.js'
 import { CLOSE_WAIT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
 
 export type BusConnection =
@@ -108,8 +108,7 @@ export class QueueBus {
     this.#listeners.clear()
     // A queue server that is down answers neither the last notices nor a connection: bounded.
     await settlesWithin(this.#sending, CLOSE_WAIT_MS)
-    let transport: Transport | undefined
-    await settlesWithin(this.#ready.then((opened) => void (transport = opened), () => {}), CLOSE_WAIT_MS)
+    const transport = (await valueWithin(this.#ready.catch(() => undefined), CLOSE_WAIT_MS))?.value
     await transport?.close().catch(() => {})
   }
 
