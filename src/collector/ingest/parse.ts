@@ -67,6 +67,16 @@ const ABSENT_WHEN_NULL = new Set([
   'traits', 'properties', 'context', 'integrations', 'timestamp', 'originalTimestamp', 'sentAt',
 ])
 
+/**
+ * Identifiers the vendor's Ruby library (and JavaScript callers) may send as JSON numbers
+ * (`user_id: 42` goes out as `"userId": 42`): read as their decimal text, digits kept exactly
+ * (an integer beyond 2^53 arrives as a `bigint`), so receivers always get the string the
+ * webhook payload defines.
+ */
+const ID_MEMBERS = new Set(['userId', 'anonymousId', 'groupId', 'previousId'])
+
+const isNumericId = (value: unknown) => typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value))
+
 function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integrations') {
   const value = body[field]
   if (value === undefined || value === null) return undefined
@@ -125,7 +135,8 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   const message: Record<string, unknown> = {}
   for (const key in entry) {
     const value = entry[key]
-    if (key !== 'writeKey' && !(value === null && ABSENT_WHEN_NULL.has(key))) assign(message, key, value)
+    if (key === 'writeKey' || (value === null && ABSENT_WHEN_NULL.has(key))) continue
+    assign(message, key, isNumericId(value) && ID_MEMBERS.has(key) ? String(value) : value)
   }
   message.type = type
   try {

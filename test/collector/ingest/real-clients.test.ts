@@ -67,6 +67,30 @@ describe("the vendor's Python and Ruby libraries: `null` for what the caller lef
     expect(second).not.toHaveProperty('name')
   })
 
+  it("reads analytics-ruby's numeric ids as their digits, int64 ones exactly", async () => {
+    const { collector, calls } = forwardingCollector()
+    // analytics-ruby's field parser checks an id is a String or a Number, and sends it as it is.
+    const group = { type: 'group', userId: '@big', groupId: 7, traits: {}, messageId: 'rb-g', timestamp: '2026-11-25T10:00:00.000Z' }
+    const alias = { type: 'alias', userId: 42, previousId: -3, messageId: 'rb-a', timestamp: '2026-11-25T10:00:00.000Z' }
+    const text = rawBody({ batch: [track({ userId: 1.5, anonymousId: '@zero' }), group, alias] }, { big: INT64_MAX, zero: '0' })
+    expect((await collector.fetch(post(text))).status).toBe(200)
+    await until(() => calls.length === 3, 'delivery')
+    const [first, second, third] = calls.map((call) => call.json)
+    expect(first).toMatchObject({ userId: '1.5', anonymousId: '0' })
+    expect(second).toMatchObject({ userId: INT64_MAX, groupId: '7' })
+    expect(third).toMatchObject({ userId: '42', previousId: '-3' })
+    expect(await verifySignature(calls[1].body, calls[1].headers['x-signature'], 'shh')).toBe(true)
+  })
+
+  it('still refuses an id that is neither a string nor a number, naming it', async () => {
+    const { collector, calls } = forwardingCollector()
+    const response = await collector.fetch(post({ batch: [track({ userId: true })] }))
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ error: { code: 'VALIDATION', field: 'batch[0].userId' } })
+    await collector.close()
+    expect(calls).toHaveLength(0)
+  })
+
   it('still names a required member that is null as missing', async () => {
     const { collector, calls } = forwardingCollector()
     const response = await collector.fetch(post({ batch: [track(), track({ event: null, messageId: 'm-2' })] }))
