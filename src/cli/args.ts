@@ -103,6 +103,18 @@ function parseHeader(text: string): [string, string] {
   return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()]
 }
 
+/** Header names are case-insensitive: one given twice would silently keep only its last value. */
+function parseHeaders(texts: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const seen = new Set<string>()
+  for (const [name, value] of texts.map(parseHeader)) {
+    if (seen.has(name.toLowerCase())) throw new UsageError(`--header ${name} is given twice; give each header once.`)
+    seen.add(name.toLowerCase())
+    headers[name] = value
+  }
+  return headers
+}
+
 export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'collect'; args: CollectArgs }
 
 /** `env.ANALYTICS_QUEUE_URL`: the queue server when `--queue` is not given. */
@@ -125,7 +137,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const { port: filePort, host: fileHost, ...fileConfig } = file
   const sources: SourceConfig[] = Array.isArray(fileConfig.sources) ? [...fileConfig.sources] : []
   const webhooks = values.webhook ?? []
-  const headers = Object.fromEntries((values.header ?? []).map(parseHeader))
+  const headers = parseHeaders(values.header ?? [])
   const flagNames = new Map<string, string>()
   const key = values['write-key']
   if (key === undefined) {

@@ -64,6 +64,7 @@ describe('CLI error messages', () => {
     ['a reserved header', ['--webhook', HOOK, '--header', 'User-Agent:me'], 'Header `User-Agent` in `--header` is set by the destination (User-Agent, Content-Type, X-Signature) and may not be overridden.'],
     ['a header name with a space', ['--webhook', HOOK, '--header', 'X Team: a'], 'Expected header name `"X Team"` in `--header` to be an RFC 9110 token (ASCII letters, digits and !#$%&\'*+-.^_`|~; no spaces, colons, CR or LF).'],
     ['a header value with a non-ASCII character', ['--webhook', HOOK, '--header', 'X-Team: équipe'], 'Expected the value of `--header X-Team` to hold only visible ASCII characters, spaces and tabs; its character 1 is U+00E9 (é), not ASCII. (The value is not shown: it may be a credential.)'],
+    ['a header given twice', ['--webhook', HOOK, '--header', 'X-Team: a', '--header', 'x-team: b'], '--header x-team is given twice; give each header once.'],
     ['an empty shared secret', ['--webhook', HOOK, '--shared-secret', ''], 'Expected `--shared-secret` to be a non-empty string, got `""`.'],
     ['an empty name', ['--name', ''], 'Expected `--name` to be a non-empty string, got `""`.'],
     ['an empty admin token', ['--admin-token', ''], 'Expected `--admin-token` to be a non-empty string, got `""`.'],
