@@ -105,6 +105,7 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
     inPlace: io.isTTY && !debugEnables(io.debug, 'analytics:collector'),
     intervalMs: args.progressInterval,
     stats: () => collector.stats(),
+    shared: args.config.queue !== undefined,
   })
 
   const signal = await stopped

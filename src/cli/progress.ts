@@ -4,13 +4,19 @@
  */
 import type { CollectorStats } from '../collector/index.js'
 
-export function formatProgress(stats: CollectorStats): string {
-  return (
-    `received ${stats.received} · forwarded ${stats.forwarded} · retrying ${stats.retrying} · ` +
-    `failed ${stats.failed} · pending ${stats.pending} · rejected requests ${stats.rejected}` +
-    (stats.lastReceivedAt === undefined ? '' : ` · last received at ${stats.lastReceivedAt}`) +
-    (stats.blocked > 0 ? ` · blocked by tracking plans ${stats.blocked}` : '')
-  )
+/**
+ * `shared`: the collector delivers through a queue server, where `pending` and `retrying` count
+ * every process's deliveries while the other counts are this process's; the line says so.
+ */
+export function formatProgress(stats: CollectorStats, shared = false): string {
+  const last = stats.lastReceivedAt === undefined ? '' : ` · last received at ${stats.lastReceivedAt}`
+  const blocked = stats.blocked > 0 ? ` · blocked by tracking plans ${stats.blocked}` : ''
+  if (shared) {
+    return `this process: received ${stats.received} · forwarded ${stats.forwarded} · failed ${stats.failed} · ` +
+      `rejected requests ${stats.rejected}${last}${blocked} | all processes: pending ${stats.pending} · retrying ${stats.retrying}`
+  }
+  return `received ${stats.received} · forwarded ${stats.forwarded} · retrying ${stats.retrying} · ` +
+    `failed ${stats.failed} · pending ${stats.pending} · rejected requests ${stats.rejected}${last}${blocked}`
 }
 
 export interface ProgressOptions {
@@ -19,6 +25,8 @@ export interface ProgressOptions {
   inPlace: boolean
   intervalMs: number
   stats: () => CollectorStats
+  /** See formatProgress. */
+  shared?: boolean
   now?: () => Date
 }
 
@@ -34,7 +42,7 @@ export function startProgress(options: ProgressOptions): Progress {
   const now = options.now ?? (() => new Date())
   let last = ''
   const tick = () => {
-    const line = formatProgress(stats())
+    const line = formatProgress(stats(), options.shared)
     if (line === last) return
     last = line
     if (inPlace) write(`\r\x1b[2K${line}`)

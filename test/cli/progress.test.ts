@@ -14,6 +14,12 @@ describe('progress', () => {
     expect(formatProgress({ ...zero, received: 1, lastReceivedAt: '2026-11-23T12:00:00.000Z' })).toMatch(/ · last received at 2026-11-23T12:00:00\.000Z$/)
   })
 
+  it('with a queue server, says which counts are this process\'s and which are every process\'s', () => {
+    expect(formatProgress({ ...zero, received: 20, forwarded: 15, pending: 40, retrying: 2, blocked: 1 }, true)).toBe(
+      'this process: received 20 · forwarded 15 · failed 0 · rejected requests 0 · blocked by tracking plans 1 | all processes: pending 40 · retrying 2',
+    )
+  })
+
   it('on a terminal, rewrites one line in place and clears it on stop', async () => {
     vi.useFakeTimers()
     const writes: string[] = []
