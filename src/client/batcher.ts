@@ -4,7 +4,8 @@
  * batch is cut, without serialising them again. The body stays text: on Node it goes out in one
  * write with the headers, which measured cheaper than packing it as UTF-8 bytes first.
  */
-import { MAX_BATCH_BYTES, utf8Length } from '../limits.js'
+import { MAX_BATCH_BYTES } from '../limits.js'
+import { utf8ByteLength } from '../platform/runtime.js'
 import type { QueuedMessage } from './build-message.js'
 import { LIBRARY } from './build-message.js'
 
@@ -21,7 +22,7 @@ export class BodyBuilder {
   constructor(writeKey: string, plainText: boolean) {
     const key = plainText ? `,"writeKey":${JSON.stringify(writeKey)}` : ''
     this.#tail = (sentAt) => `],"sentAt":"${sentAt}","context":${ENVELOPE_CONTEXT}${key}}`
-    this.overhead = utf8Length(`{"batch":[${this.#tail(SENT_AT_PLACEHOLDER)}`)
+    this.overhead = utf8ByteLength(`{"batch":[${this.#tail(SENT_AT_PLACEHOLDER)}`)
   }
 
   /** The body's JSON text. */

@@ -2,7 +2,7 @@
  * The Client orchestrates: it builds messages, queues them, decides when to flush, and hands
  * batches to Delivery. Limits, bodies, retries and the runtime probe live in their own modules.
  */
-import { AnalyticsError, ClientClosedError, QueueFullError, type ValidationError } from '../errors.js'
+import { AbortedError, AnalyticsError, ClientClosedError, QueueFullError } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
 import { count, createLogger, type Logger } from '../logger.js'
@@ -21,6 +21,12 @@ import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 import { memoryStore, pageStore, type Store } from './store.js'
 
 /**
+ * Bytes of keepalive request bodies in flight from this page, by all its clients: the browser
+ * refuses a keepalive request past 64 KiB in all.
+ */
+let keepaliveBytes = 0
+
+/**
  * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
  * `identify` and `group` accept; `Events` is inferred from option `schema` when one is given.
  * Without either, every call takes any name and properties.
@@ -34,7 +40,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #store: Store
   #queue: QueuedMessage[] = []
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
-  readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) => this.#refuse(error))
+  readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) =>
+    this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
   /** Dropped since the last drop report. */
   #dropped: SentMessage[] = []
   readonly #pending = new Set<Promise<BatchOutcome>>()
@@ -72,7 +79,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#store = this.#options.persist
       ? pageStore(this.#options.writeKey, (messages) => {
         if (this.#closing) return false
+        const queued = this.#queue.length
         for (const m of messages) this.#accept(m)
+        // Older than this page's own, so ahead of them; and sent at once: they may have gone out
+        // with keepalive as their page went away, with no answer seen, and a page left before
+        // its timer fires would hand them on unsent again, and again.
+        const adopted = this.#queue.splice(queued)
+        this.#queue.unshift(...adopted)
+        this.#dispatchQueue(false, adopted.length)
         return true
       })
       : memoryStore
@@ -187,6 +201,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       clearTimeout(bound)
       if (first !== 'expired') return first
       this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
+      this.#validated.stop()
       this.#delivery.stop()
       return flushed
     })()
@@ -197,7 +212,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     if (this.#closing) throw new ClientClosedError(type)
     const built = buildMessage(type, input, this.#options)
     const { schema } = this.#options
-    this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>) : undefined)
+    this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>
   }
 
@@ -226,8 +241,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     else if (this.#timer === undefined) this.#armTimer()
   }
 
-  /** A track whose properties failed its event's schema: reported, counted as failed, never sent. */
-  #refuse(error: ValidationError): void {
+  /** A track whose properties failed its event's schema (or whose verdict close() could not wait for): reported, counted as failed, never sent. */
+  #refuse(error: AnalyticsError): void {
     this.#stats.failed++
     queueMicrotask(() => this.#report(error))
   }
@@ -244,7 +259,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     queueMicrotask(() => {
       this.#dispatchScheduled = false
       const full = this.#fullBatches()
-      if (full > 0) this.#dispatchQueue(0, full)
+      if (full > 0) this.#dispatchQueue(false, full)
     })
   }
 
@@ -254,23 +269,23 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   /** Moves the first `take` queued messages (default: all) into batches handed to delivery. */
-  #dispatchQueue(keepaliveBudget = 0, take = this.#queue.length): void {
+  #dispatchQueue(pageHide = false, take = this.#queue.length): void {
     this.#clearTimer()
     this.#lastFlush = Date.now()
     if (take === 0) return
     const queued = this.#queue.splice(0, take)
     if (this.#queue.length > 0) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
-    const maxBodyBytes = keepaliveBudget > 0 ? KEEPALIVE_BODY_BYTES : undefined
-    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, maxBodyBytes)
+    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, pageHide ? KEEPALIVE_BODY_BYTES : undefined)
     if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
-      // Only on page hide is there a keepalive budget to spend.
-      const size = keepaliveBudget > 0 ? this.#bodies.size(batch) : Infinity
-      const keepalive = size <= keepaliveBudget
-      if (keepalive) keepaliveBudget -= size
+      // Only on page hide is the keepalive budget spent; it is the page's, shared by its clients.
+      const size = pageHide ? this.#bodies.size(batch) : Infinity
+      const keepalive = size <= KEEPALIVE_BODY_BYTES - keepaliveBytes
+      if (keepalive) keepaliveBytes += size
       this.#stats.inFlight += batch.length
       const sending = this.#delivery.send(batch, keepalive).then((outcome) => {
+        if (keepalive) keepaliveBytes -= size
         // Settled: every message delivered or failed for good (and reported), so out of storage.
         this.#store.remove(batch)
         this.#stats.inFlight -= batch.length
@@ -298,7 +313,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #onPageHide(): void {
     if (this.#queue.length === 0) return
     this.#log('page hidden; sending queued messages with keepalive')
-    this.#dispatchQueue(KEEPALIVE_BODY_BYTES)
+    this.#dispatchQueue(true)
   }
 
   #report(error: AnalyticsError): void {

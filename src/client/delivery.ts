@@ -124,7 +124,7 @@ export class Delivery {
     const signal = this.#stop.signal
     if (retry) await this.#limiter.acquire()
     try {
-      const { body, headers } = (prepared.value ??= await this.#prepare(batch))
+      const { body, headers } = (prepared.value ??= await this.#prepare(batch, keepalive))
       return await attemptRequest(this.#options.transport, {
         url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal, keepalive,
       })
@@ -133,9 +133,10 @@ export class Delivery {
     }
   }
 
-  async #prepare(batch: QueuedMessage[]): Promise<Prepared> {
+  /** A keepalive body (the page is going away) is not compressed: the page may be gone first. */
+  async #prepare(batch: QueuedMessage[], keepalive: boolean): Promise<Prepared> {
     const json = this.#bodies.build(batch, new Date().toISOString())
-    const compressed = this.#options.gzip ? await gzip(json) : undefined
+    const compressed = this.#options.gzip && !keepalive ? await gzip(json) : undefined
     if (this.#log.enabled) this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     if (!compressed) return { body: json, headers: this.#headers }
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }

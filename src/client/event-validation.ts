@@ -13,11 +13,13 @@ import { fieldPath } from '../message/field-path.js'
 import type { StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
 import { describe } from '../message/validate.js'
 import type { SentMessage } from '../message/types.js'
+import { setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 
 /** `undefined`: the message passes (or has no validator); an error: it fails; a Promise: not known yet. */
 export type Verdict = ValidationError | undefined | Promise<ValidationError | undefined>
 
 const MAX_LISTED = 5
+const STOPPED = 0
 
 function verdict(event: string, message: SentMessage, result: unknown): ValidationError | undefined {
   if (typeof result !== 'object' || result === null) {
@@ -40,8 +42,12 @@ const failure = (field: string, text: string, message: SentMessage, cause?: unkn
 const threw = (event: string, message: SentMessage, cause: unknown) =>
   failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${cause instanceof Error ? cause.message : String(cause)}`, message, cause)
 
-/** Checks a track message's properties against its event's validator, if there is one. */
-export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, message: SentMessage<'track'>): Verdict {
+/**
+ * Checks a track message's properties against its event's validator, if there is one. A verdict
+ * that is not in within `timeoutMs` (the client's `timeout`) fails the message: a validator that
+ * never answers would hold every later message, and `flush()`, for good.
+ */
+export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, message: SentMessage<'track'>, timeoutMs: number): Verdict {
   const { event } = message
   if (!Object.hasOwn(schemas, event)) return undefined
   let result: unknown
@@ -51,7 +57,13 @@ export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, 
     return threw(event, message, error)
   }
   if (typeof (result as Partial<Promise<unknown>> | null)?.then === 'function') {
-    return Promise.resolve(result).then((r) => verdict(event, message, r), (error: unknown) => threw(event, message, error))
+    let timer: TimerHandle
+    return Promise.race([
+      Promise.resolve(result).then((r) => verdict(event, message, r), (error: unknown) => threw(event, message, error)),
+      new Promise<ValidationError>((resolve) => {
+        timer = setBackgroundTimeout(() => resolve(failure('properties', `The schema of event ${JSON.stringify(event)} did not answer within ${timeoutMs} ms.`, message)), timeoutMs)
+      }),
+    ]).finally(() => clearTimeout(timer))
   }
   return verdict(event, message, result)
 }
@@ -63,11 +75,14 @@ export function checkEvent(schemas: Readonly<Record<string, StandardSchemaV1>>, 
  */
 export class OrderedGate<T> {
   readonly #accept: (item: T) => void
-  readonly #reject: (item: T, error: ValidationError) => void
+  readonly #reject: (item: T, error?: ValidationError) => void
   #waiting = 0
   #tail: Promise<void> = Promise.resolve()
+  #stop!: (verdict: typeof STOPPED) => void
+  readonly #stopped = new Promise<typeof STOPPED>((resolve) => (this.#stop = resolve))
 
-  constructor(accept: (item: T) => void, reject: (item: T, error: ValidationError) => void) {
+  /** `reject` without an error: the item was waiting when the gate was stopped. */
+  constructor(accept: (item: T) => void, reject: (item: T, error?: ValidationError) => void) {
     this.#accept = accept
     this.#reject = reject
   }
@@ -83,10 +98,16 @@ export class OrderedGate<T> {
       return
     }
     this.#waiting++
-    this.#tail = this.#tail.then(() => verdict).then((error) => {
+    this.#tail = this.#tail.then(() => Promise.race([verdict, this.#stopped])).then((error) => {
       this.#waiting--
-      this.#pass(item, error)
+      if (error === STOPPED) this.#reject(item)
+      else this.#pass(item, error)
     })
+  }
+
+  /** Items still waiting for a verdict are rejected (without an error) at once, in order. */
+  stop(): void {
+    this.#stop(STOPPED)
   }
 
   settled(): Promise<void> {

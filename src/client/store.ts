@@ -8,18 +8,18 @@
  * items under a localStorage lock; ours uses Web Locks, which the browser releases when a page
  * dies, even when it crashes): each page stores its messages under its own key and holds a Web
  * Lock of the same name for as long as it lives. At start, a page asks for the lock of every
- * other key of its write key; the browser grants it once that key's page is gone (at once if it
- * already is, else when that tab closes or crashes), to one page at a time. Only then does the
- * page adopt the key's messages, and it keeps the lock for as long as it lives: two tabs never
- * both send a stored message.
+ * other key of its write key, and later for each key another page first writes (a `storage`
+ * event); the browser grants it once that key's page is gone (at once if it already is, else
+ * when that tab closes or crashes), to one page at a time. Only then does the page adopt the
+ * key's messages (and sends them at once), and it keeps the lock for as long as it lives: two
+ * tabs never both send a stored message.
  *
  * Delivery is at least once across pages: a message leaves storage when it is delivered or has
  * failed for good, so one sent with `keepalive` as its page went away (whose answer that page
  * never sees) is sent again by the next page, with the same `messageId`.
  */
 import type { SentMessage } from '../message/types.js'
-import { serializeMessage } from '../message/serialize.js'
-import { pageStorage, randomUUID } from '../platform/runtime.js'
+import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
 import { type BuiltMessage, type QueuedMessage } from './build-message.js'
 
 export interface Store {
@@ -73,10 +73,12 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
       fail(error)
     }
   }
-  // One write per synchronous burst: the whole list, already serialised.
+  // One write per synchronous burst: the whole list, already serialised, one message per line
+  // (JSON text holds no raw line break), so each is read back as the very text that was queued:
+  // a bigint's digits included.
   const write = () => {
     scheduled = false
-    guard(() => (held.size ? storage.setItem(key, `[${[...held].map((m) => m.json).join(',')}]`) : storage.removeItem(key)))
+    guard(() => (held.size ? storage.setItem(key, [...held].map((m) => m.json).join('\n')) : storage.removeItem(key)))
   }
   const schedule = () => {
     if (!scheduled) queueMicrotask(write)
@@ -85,38 +87,47 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
 
   // Held until the page dies: a lock is what tells other pages that stored messages have an owner.
   const forever = () => new Promise(() => {})
+  /** Whether the list under `other` was taken (then the lock is kept: see `claim`). */
   const adoptFrom = (other: string) => {
     const text = storage.getItem(other)
     if (!text) return
     let messages: BuiltMessage[]
     try {
-      messages = (JSON.parse(text) as Array<Record<string, unknown>>).map((m) => ({ message: m as unknown as SentMessage, ...serializeMessage(m) }))
+      messages = text.split('\n').map((json) => ({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) }))
     } catch {
       // Not what we wrote: nothing there can be sent.
       return storage.removeItem(other)
     }
     if (!adopt(messages)) return
-    // Ours first, then theirs removed: a crash in between duplicates, never loses.
+    // Ours first, then theirs removed only if ours was written: a crash or a full storage in
+    // between duplicates, never loses.
     write()
-    storage.removeItem(other)
+    if (!failed) storage.removeItem(other)
+    return true
+  }
+  const claimed = new Set<string>()
+  const claim = (other: string | null) => {
+    // Same length: a write key that merely starts with ours (`a` and `a:b`) is not ours.
+    if (failed || other?.length !== key.length || !other.startsWith(prefix) || other === key || claimed.has(other)) return
+    claimed.add(other)
+    // Granted once its page is gone (at once if it is already), to one waiting page at a time.
+    // The page that takes the list keeps the lock for its own lifetime, so a page whose view of
+    // localStorage lags behind can never read the list after it was taken (it finds nothing when
+    // it gets it). One that takes nothing (a closed client) lets it go to the next.
+    locks.request(other, () => {
+      let taken: unknown
+      guard(() => (taken = adoptFrom(other)))
+      return taken && forever()
+    }).catch(fail)
   }
   locks.request(key, () => {
     locked = true
     write()
     guard(() => {
-      for (let i = 0; i < storage.length; i++) {
-        const other = storage.key(i)!
-        // Same length: a write key that merely starts with ours (`a` and `a:b`) is not ours.
-        if (other.length !== key.length || !other.startsWith(prefix) || other === key) continue
-        // Granted once its page is gone (at once if it is already), and only to one waiting
-        // page, which keeps it for its own lifetime, so a page whose view of localStorage lags
-        // behind can never read the list after it was taken (it finds nothing when it gets it).
-        locks.request(other, () => {
-          guard(() => adoptFrom(other))
-          return forever()
-        }).catch(fail)
-      }
+      for (let i = 0; i < storage.length; i++) claim(storage.key(i))
     })
+    // A page opened after this one writes its list later: claimed when it first does.
+    addEventListener('storage', (event) => claim(event.key))
     return forever()
   }).catch(fail)
 

@@ -75,11 +75,15 @@ function innermostMessage(error: unknown): string {
  * retried), else `NetworkError`; the message names the system error, `cause` keeps the chain.
  */
 export function transportFailure(url: string, error: unknown): AnalyticsError {
-  // Browsers give no system error codes nor TLS details (a failed fetch is an opaque TypeError):
-  // the browser build skips the lookups, and the code that reads them is dropped from it.
-  const tls = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : tlsFailure(error)
+  // Browsers give no system error codes, TLS details nor causes (a failed fetch is an opaque
+  // `TypeError: Failed to fetch`): the browser build quotes the message, and the code that walks
+  // the chain is dropped from it.
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
+    return new NetworkError(`Request to ${url} failed: ${(error as Error | undefined)?.message ?? String(error)}`, { cause: error })
+  }
+  const tls = tlsFailure(error)
   if (tls !== undefined) return new TlsError(`TLS certificate refused for ${url} (${tls}).`, { cause: error })
-  const code = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : systemErrorCode(error)
+  const code = systemErrorCode(error)
   const detail = innermostMessage(error)
   const named = code === undefined || detail.includes(code) ? detail : `${code}: ${detail}`
   return new NetworkError(`Request to ${url} failed: ${named}`, { cause: error })

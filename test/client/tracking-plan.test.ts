@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { Client, ConfigError, isValidationError, ValidationError, type JsonObject, type StandardSchemaV1 } from '../../src/index.js'
 import { fieldPath } from '../../src/message/field-path.js'
@@ -173,6 +173,47 @@ describe('async validators', () => {
     expect(events.error.map((e) => [(e as ValidationError).field, e.message])).toEqual([
       ['properties.sku', 'Event "Viewed" does not match its schema: properties.sku: unknown SKU.'],
     ])
+  })
+
+  it('a verdict not in within `timeout` fails its message, and the messages behind it go on', async () => {
+    vi.useFakeTimers()
+    try {
+      const received = collector()
+      const never: StandardSchemaV1<JsonObject, unknown> = { '~standard': { version: 1, vendor: 'test', validate: () => new Promise(() => {}) } }
+      const client = createTestClient({ schema: { Stuck: never }, timeout: 2_000 })
+      const events = listen(client)
+      client.track({ event: 'Stuck', userId: 'u' })
+      client.track({ event: 'Free', userId: 'u' })
+      const flushed = client.flush()
+      await vi.advanceTimersByTimeAsync(2_000)
+      expect(await flushed).toEqual({ delivered: 1, failed: 0 })
+      expect(received.messages().map((m) => m.event)).toEqual(['Free'])
+      expect(events.error.map((e) => [e.name, e.message])).toEqual([['ValidationError', 'The schema of event "Stuck" did not answer within 2000 ms.']])
+      expect(client.stats()).toMatchObject({ delivered: 1, failed: 1 })
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('close(timeoutMs) is not held past its bound by verdicts still to come: they fail (AbortedError)', async () => {
+    vi.useFakeTimers()
+    try {
+      const received = collector()
+      const { schema } = deferredSchema()
+      const client = createTestClient({ schema: { Slow: schema }, timeout: 60_000 })
+      const events = listen(client)
+      client.track({ event: 'Slow', userId: 'u' })
+      client.track({ event: 'Free', userId: 'u' })
+      const closed = client.close(500)
+      await vi.advanceTimersByTimeAsync(500)
+      expect(await closed).toEqual({ delivered: 0, failed: 1 })
+      expect(received.messages()).toEqual([])
+      expect(events.error.map((e) => [e.name, e.messages.length])).toEqual([['AbortedError', 1], ['AbortedError', 1]])
+      expect(events.error[0].message).toBe('close() ran out of time before the schema of event "Slow" answered.')
+      expect(client.stats()).toMatchObject({ failed: 2, queued: 0, inFlight: 0 })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 

@@ -86,7 +86,8 @@ async function stored(page: Page, writeKey: string, expected: number): Promise<s
       const ids: string[] = []
       for (let i = 0; i < localStorage.length; i++) {
         const key = localStorage.key(i)!
-        if (key.startsWith(prefix)) for (const m of JSON.parse(localStorage.getItem(key)!) as Array<{ messageId: string }>) ids.push(m.messageId)
+        // One message's JSON per line.
+        if (key.startsWith(prefix)) for (const line of localStorage.getItem(key)!.split('\n')) ids.push((JSON.parse(line) as { messageId: string }).messageId)
       }
       return ids
     }, `isomorphic-analytics:${writeKey}:`)
@@ -186,6 +187,85 @@ describe('Chromium: persist', () => {
     for (const { page } of tabs) expect(await stored(page, 'persist-tabs', 0)).toEqual([])
     for (const { page } of tabs) await page.close()
   }, 90_000)
+
+  it('a tab opened after this one, closed with messages stored: this one delivers them, without a reload', async () => {
+    const first = await open()
+    await startClient(first.page, 'persist-late', { endpoint: sink.url, flushAfter: 100 })
+    const later = await open()
+    const left = await startClient(later.page, 'persist-late', { endpoint: down, flushAt: 5, flushAfter: 600_000, minRetryDelay: 200 }, 'late', 6)
+    expect(await stored(later.page, 'persist-late', 6)).toHaveLength(6)
+    await later.page.close()
+    await sink.waitForMessages(6, 20_000, (m) => m.event?.startsWith('late-') ?? false)
+    expect(received('late').map((m) => m.messageId).sort(), first.console.join('\n')).toEqual([...left].sort())
+    await first.page.close()
+  }, 60_000)
+
+  it('a client closed in a page lets the next client on that page take what a closed tab left', async () => {
+    const leaving = await open()
+    const left = await startClient(leaving.page, 'persist-reopen', { endpoint: down, flushAt: 5, flushAfter: 600_000, minRetryDelay: 200 }, 'reopened', 3)
+    expect(await stored(leaving.page, 'persist-reopen', 3)).toHaveLength(3)
+    const app = await open()
+    // A single-page app: a client, closed, then another one with the same write key.
+    await startClient(app.page, 'persist-reopen', { endpoint: sink.url, flushAfter: 100 })
+    await app.page.evaluate(() => (window as unknown as { client: { close(): Promise<unknown> } }).client.close())
+    await startClient(app.page, 'persist-reopen', { endpoint: sink.url, flushAfter: 100 })
+    await leaving.page.close()
+    await sink.waitForMessages(3, 20_000, (m) => m.event?.startsWith('reopened-') ?? false)
+    expect(received('reopened').map((m) => m.messageId).sort(), app.console.join('\n')).toEqual([...left].sort())
+    await app.page.close()
+  }, 60_000)
+
+  it('quick page views: a message stored when its page went away is sent by the next page, not by every later one', async () => {
+    const { page } = await open()
+    const views = 6
+    const ids: string[] = []
+    for (let view = 0; view < views; view++) {
+      if (view > 0) {
+        await page.goto(`${pages.url}/esm.html`)
+        await page.waitForFunction(() => document.title === 'ready')
+      }
+      // The default flushAfter (5 s): each view is left long before its timer would fire.
+      ids.push(...(await startClient(page, 'persist-views', { endpoint: sink.url }, `view${view}`, 1)))
+      await new Promise((r) => setTimeout(r, 300))
+    }
+    await page.evaluate(() => (window as unknown as { client: { flush(): Promise<unknown> } }).client.flush())
+    await sink.waitForMessages(views, 20_000, (m) => /^view\d-/.test(m.event ?? ''))
+    const sent = sink.messages().filter((m) => /^view\d-/.test(m.event ?? '')).map((m) => m.messageId)
+    expect(new Set(sent)).toEqual(new Set(ids))
+    // Sent with keepalive as its page went away, and at most once more by the next page.
+    for (const id of ids) expect(sent.filter((s) => s === id).length, id).toBeLessThanOrEqual(2)
+    await page.close()
+  }, 60_000)
+
+  it('a stored bigint keeps its digits when the next page sends it', async () => {
+    const { page } = await open()
+    await page.evaluate((down) => {
+      const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
+      const client = new IA.Client('persist-bigint', { endpoint: down, flushAt: 5, flushAfter: 600_000, minRetryDelay: 200 })
+      client.track({ userId: 'u', event: 'bigint-1', properties: { id: 12345678901234567890n } })
+    }, down)
+    expect(await stored(page, 'persist-bigint', 1)).toHaveLength(1)
+    await page.reload()
+    await page.waitForFunction(() => document.title === 'ready')
+    await startClient(page, 'persist-bigint', { endpoint: sink.url, flushAfter: 100 })
+    await sink.waitForMessages(1, 20_000, (m) => m.event === 'bigint-1')
+    expect(sink.batches().find((r) => r.raw.includes('"bigint-1"'))!.raw).toContain('"properties":{"id":12345678901234567890}')
+    await page.close()
+  }, 60_000)
+
+  it('a page that cannot store what it adopts (quota) leaves it stored for the next page', async () => {
+    const ids = await leaveBehind('persist-quota', ['quota1'], 5, (page) => page.close())
+    // This page's storage refuses every write; its endpoint is down too, so it delivers nothing.
+    const full = await open(["Storage.prototype.setItem = function () { throw new DOMException('quota', 'QuotaExceededError') }"])
+    await startClient(full.page, 'persist-quota', { endpoint: down, flushAfter: 100, minRetryDelay: 200 })
+    await full.page.waitForFunction(() => (window as unknown as { client: { stats(): { inFlight: number } } }).client.stats().inFlight === 5)
+    await full.page.close()
+    const next = await open()
+    await startClient(next.page, 'persist-quota', { endpoint: sink.url, flushAfter: 100 })
+    await sink.waitForMessages(5, 20_000, (m) => m.event?.startsWith('quota1-') ?? false)
+    expect(received('quota1').map((m) => m.messageId).sort()).toEqual([...ids].sort())
+    await next.page.close()
+  }, 60_000)
 
   it('storage stays bounded by maxQueueSize: what is dropped is reported, not stored', async () => {
     const { page } = await open()

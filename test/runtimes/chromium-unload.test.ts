@@ -25,7 +25,7 @@ afterAll(async () => {
   await sink?.close()
 })
 
-async function openQueued(tag: string, count: number, padBytes = 0): Promise<{ page: Page; ids: string[]; console: string[] }> {
+async function openQueued(tag: string, count: number, padBytes = 0, options: Record<string, unknown> = {}): Promise<{ page: Page; ids: string[]; console: string[] }> {
   const page = await browser.context.newPage()
   const console: string[] = []
   page.on('console', (m) => console.push(m.text()))
@@ -35,16 +35,17 @@ async function openQueued(tag: string, count: number, padBytes = 0): Promise<{ p
     throw new Error(`esm.html did not load: ${e.message}\n${console.join('\n')}`)
   })
   const ids = await page.evaluate(
-    ({ sink, tag, count, padBytes }) => {
+    ({ sink, tag, count, padBytes, options }) => {
       const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
-      const client = new IA.Client('unload-key', { endpoint: sink, flushAt: 10_000, flushAfter: 600_000, maxQueueSize: 10_000 })
+      // A write key per test: no page adopts (and re-sends) what an earlier test's page stored.
+      const client = new IA.Client(`unload-${tag}`, { endpoint: sink, flushAt: 10_000, flushAfter: 600_000, maxQueueSize: 10_000, ...options })
       ;(window as unknown as { client: unknown }).client = client
       const pad = 'x'.repeat(padBytes)
       const ids: string[] = []
       for (let n = 1; n <= count; n++) ids.push(client.track({ userId: 'u', event: `${tag}-${n}`, properties: { n, pad } }).messageId)
       return ids
     },
-    { sink: sink.url, tag, count, padBytes },
+    { sink: sink.url, tag, count, padBytes, options },
   )
   // Nothing is sent before the page goes away.
   await new Promise((r) => setTimeout(r, 300))
@@ -59,7 +60,7 @@ function expectKeepaliveDelivery(tag: string, ids: string[]): void {
   for (const request of requests) {
     expect(request.query.get('keepalive')).toBe('1')
     expect(request.headers['content-type']).toMatch(/^text\/plain\b/)
-    expect(request.body?.writeKey).toBe('unload-key')
+    expect(request.body?.writeKey).toBe(`unload-${tag}`)
     expect(Buffer.byteLength(request.raw)).toBeLessThanOrEqual(65_536)
   }
   expect(sink.requests.filter((r) => r.method === 'OPTIONS')).toEqual([])
@@ -71,6 +72,14 @@ describe('Chromium: delivery when the page goes away', () => {
     await page.goto(`${pages.url}/next.html`)
     await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('navigate-') ?? false)
     expectKeepaliveDelivery('navigate', ids)
+    await page.close()
+  }, 60_000)
+
+  it('with gzip on, navigating away still sends the queue (uncompressed: the page would be gone before compression ends)', async () => {
+    const { page, ids } = await openQueued('gzipped', 10, 0, { gzip: true })
+    await page.goto(`${pages.url}/next.html`)
+    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('gzipped-') ?? false)
+    expectKeepaliveDelivery('gzipped', ids)
     await page.close()
   }, 60_000)
 
@@ -91,6 +100,33 @@ describe('Chromium: delivery when the page goes away', () => {
     })
     await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('hidden-') ?? false)
     expectKeepaliveDelivery('hidden', ids)
+    await page.close()
+  }, 60_000)
+
+  it('two clients on one page share its 64 KiB keepalive budget: none asks for more than is left', async () => {
+    // ~40 KB queued in each client: together over the budget the browser enforces per page.
+    const { page, ids } = await openQueued('first', 32, 1000)
+    const second = await page.evaluate((endpoint) => {
+      const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
+      const client = new IA.Client('unload-second', { endpoint, flushAt: 10_000, flushAfter: 600_000 })
+      ;(window as unknown as { other: unknown }).other = client
+      const ids: string[] = []
+      for (let n = 1; n <= 32; n++) ids.push(client.track({ userId: 'u', event: `second-${n}`, properties: { n, pad: 'x'.repeat(1000) } }).messageId)
+      return ids
+    }, sink.url)
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
+      document.dispatchEvent(new Event('visibilitychange'))
+    })
+    await sink.waitForMessages(64, 20_000, (m) => /^(first|second)-/.test(m.event ?? ''))
+    const all = [...ids, ...second]
+    const requests = sink.batches().filter((r) => r.body?.batch.some((m) => all.includes(m.messageId)))
+    const keepalive = requests.filter((r) => r.query.get('keepalive') === '1')
+    expect(keepalive.reduce((sum, r) => sum + Buffer.byteLength(r.raw), 0)).toBeLessThanOrEqual(65_536)
+    // No request was refused by the browser for going over the budget (which a retry would follow).
+    const retries = await page.evaluate(() =>
+      ['client', 'other'].map((name) => (window as unknown as Record<string, { stats(): { retries: number } }>)[name].stats().retries))
+    expect(retries).toEqual([0, 0])
     await page.close()
   }, 60_000)
 

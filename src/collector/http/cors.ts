@@ -7,10 +7,13 @@ import type { RequestHead } from './direct.js'
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Content-Encoding'
 
+/** A page's script may read only the safelisted answer headers; a 503's or 429's `Retry-After` is not one. */
+const EXPOSE = { 'access-control-expose-headers': 'Retry-After' }
+
 export function corsHeaders(request: RequestHead): Record<string, string> {
   const origin = request.headers.get('origin')
-  if (origin === null || origin === '') return { 'access-control-allow-origin': '*' }
-  return { 'access-control-allow-origin': origin, vary: 'Origin' }
+  if (origin === null || origin === '') return { 'access-control-allow-origin': '*', ...EXPOSE }
+  return { 'access-control-allow-origin': origin, vary: 'Origin', ...EXPOSE }
 }
 
 export function preflight(request: RequestHead): Response {

@@ -268,9 +268,11 @@ describe('methods, paths, types, CORS', () => {
   it('answers 503 once closed', async () => {
     const collector = plain()
     await collector.close()
-    const response = await collector.fetch(post({ batch: [track()] }))
+    const response = await collector.fetch(post({ batch: [track()] }, { headers: { origin: 'https://shop.example' } }))
     expect(response.status).toBe(503)
     expect(response.headers.get('retry-after')).toBe('5')
+    // A page's script (the browser client) may read it only when it is exposed.
+    expect(response.headers.get('access-control-expose-headers')).toBe('Retry-After')
   })
 
   it('turns an unexpected error into a reported 500', async () => {
