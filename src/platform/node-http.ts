@@ -2,8 +2,8 @@
  * HTTP over `node:http`/`node:https` with one keep-alive connection pool per protocol: several
  * times cheaper in CPU than Node's global fetch (undici), which is what bounds throughput on a
  * small machine (README, Performance). Two faces of one request function:
- * - `nodeRequest`: what the client's delivery needs (status, headers, body) without building a
- *   WHATWG `Response`, which costs a third again of the request;
+ * - `nodeRequest`: what the client's delivery needs (status, headers, a refusal's reason) without
+ *   building a WHATWG `Response`, which costs a third again of the request;
  * - `nodeFetch`: a fetch for the collector's webhook deliveries (and anyone who wants one).
  * Failures are the socket's own errors (`code` such as `ECONNREFUSED`, or a TLS code such as
  * `DEPTH_ZERO_SELF_SIGNED_CERT`): callers turn them into typed errors in one place,
@@ -29,6 +29,11 @@ export interface NodeRequestInit {
    * rejects with an error whose `timedOut` is true (`attemptRequest` makes it a `TimeoutError`).
    */
   timeoutMs?: number
+  /**
+   * Bytes of the answer's body kept for `text()` (default `MAX_ANSWER_BYTES`, 16 KiB); the rest is
+   * read and discarded. `nodeFetch` keeps all of it.
+   */
+  maxBodyBytes?: number
 }
 
 interface NodeHttp {
@@ -112,28 +117,52 @@ class AnswerHeaders {
   }
 }
 
+/** An answer's body as read: the bytes kept, and why reading stopped early, if it did. */
+interface ReadBody {
+  bytes: Buffer
+  error?: Error
+}
+
 class NodeAnswer implements HttpAnswer {
   readonly status: number
   readonly statusText: string
   readonly rawHeaders: string[]
   readonly headers: AnswerHeaders
-  constructor(res: IncomingMessage, readonly bytes: Buffer) {
+  /** Settles once the kept part of the body is in; never rejects (nobody may read it). */
+  constructor(res: IncomingMessage, private readonly read: Promise<ReadBody>) {
     this.status = res.statusCode ?? 0
     this.statusText = res.statusMessage ?? ''
     this.rawHeaders = res.rawHeaders
     this.headers = new AnswerHeaders(res)
   }
-  text(): Promise<string> {
-    return Promise.resolve(this.bytes.toString('utf8'))
+  /** The body's kept bytes (`maxBodyBytes`); rejects when the time limit, a stop or the socket cut it short. */
+  async bytes(): Promise<Buffer> {
+    const { bytes, error } = await this.read
+    if (error) throw error
+    return bytes
   }
-  arrayBuffer(): Promise<ArrayBuffer> {
-    const { buffer, byteOffset, byteLength } = this.bytes
-    return Promise.resolve(buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer)
+  async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8')
+  }
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const { buffer, byteOffset, byteLength } = await this.bytes()
+    return buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer
   }
 }
 
 /**
- * One request; the answer's body is read whole (answers here are small). Never follows redirects.
+ * Bytes of an answer's body kept by default: enough for a refusal's reason (`readReason` quotes at
+ * most 200 characters of it). The rest is read and thrown away, so the connection can be reused.
+ */
+export const MAX_ANSWER_BYTES = 16_384
+
+/**
+ * One request. Never follows redirects. It resolves as soon as the status and headers arrive: the
+ * status decides the outcome, so a 2xx whose body is slow or huge is still a success (a receiver
+ * that answered 200 got the message; waiting for its body would count it as a timeout and send it
+ * again). The body is read in the background, under the same time limit: its first
+ * `maxBodyBytes` are kept for `text()` (a refusal's reason), the rest is discarded as it arrives,
+ * and a body still arriving when the time limit runs out has its connection ended.
  * It `takesTimeout` (src/platform/transport.ts): the time limit is a timer of its own, and the
  * signal only what stops it early, so no `AbortController` is made per request.
  */
@@ -142,6 +171,7 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
   const found = load(target.protocol === 'https:' ? 'https' : 'http')
   const { mod, agent } = found instanceof Promise ? await found : found
   const { body, signal, timeoutMs } = init
+  const maxBodyBytes = init.maxBodyBytes ?? MAX_ANSWER_BYTES
   // A string body goes out in one write with the headers (a Buffer would take a writev).
   const payload = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   // Headers as a flat list, which Node sends as is: no per-header map, name lookups or copies.
@@ -161,35 +191,59 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
   if (signal?.aborted) throw signal.reason
   return new Promise<NodeAnswer>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined
+    /** Ends the body's reading early (time limit, stop, socket error), once there is an answer. */
+    let cutBody: ((error: Error) => void) | undefined
     const settled = () => {
       signal?.removeEventListener('abort', onAbort)
       if (timer !== undefined) clearTimeout(timer)
     }
-    const fail = (error: unknown) => {
+    // Before the answer: the request fails. After it: only the body's reading is cut short.
+    const fail = (error: Error) => {
+      if (cutBody) return cutBody(error)
       settled()
+      req.destroy(error)
       reject(error)
     }
     const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', agent, headers }, (res) => {
       const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('error', fail)
+      let kept = 0
+      let finish!: (read: ReadBody) => void
+      let finished = false
+      const read = new Promise<ReadBody>((done) => (finish = done))
+      const done = (error?: Error) => {
+        if (finished) return
+        finished = true
+        finish({ bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), ...(error && { error }) })
+      }
+      cutBody = (error) => {
+        settled()
+        done(error)
+        req.destroy()
+      }
+      res.on('data', (chunk: Buffer) => {
+        if (kept >= maxBodyBytes) return // Past the cap: discarded as it arrives.
+        const room = maxBodyBytes - kept
+        const part = chunk.length > room ? chunk.subarray(0, room) : chunk
+        chunks.push(part)
+        kept += part.length
+        if (kept >= maxBodyBytes) done()
+      })
+      res.on('error', (error) => cutBody!(error))
       res.on('end', () => {
         settled()
-        const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-        resolve(new NodeAnswer(res, data))
+        done()
       })
+      // Closed before its end without an error (Node emits none for some resets): what arrived is kept.
+      res.on('close', () => {
+        if (!res.complete) cutBody!(Object.assign(new Error('The answer was cut short.'), { code: 'ECONNRESET' }))
+      })
+      resolve(new NodeAnswer(res, read))
     })
-    // Both settle even if they land while the answer is being read.
-    const onAbort = () => {
-      const reason = signal!.reason instanceof Error ? signal!.reason : new Error('aborted')
-      req.destroy(reason)
-      fail(reason)
-    }
+    const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'))
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => {
-        const error = Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true })
-        req.destroy(error)
-        fail(error)
+        timer = undefined
+        fail(Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true }))
       }, Math.min(timeoutMs, 2 ** 31 - 1)) // Past 2^31 − 1 ms a timer fires at once.
       timer.unref()
     }
@@ -232,9 +286,12 @@ export async function nodeFetch(input: string | URL, init?: RequestInit): Promis
     headers: headerRecord(init?.headers),
     body,
     signal: init?.signal ?? undefined,
+    // A fetch's caller asked for the body: all of it (rejecting, as fetch does, if it is cut short).
+    maxBodyBytes: Number.POSITIVE_INFINITY,
   })
   const status = answer.status
-  const payload = status === 204 || status === 205 || status === 304 ? null : (answer.bytes as Uint8Array<ArrayBuffer>)
+  const bytes = await answer.bytes()
+  const payload = status === 204 || status === 205 || status === 304 ? null : (bytes as Uint8Array<ArrayBuffer>)
   // A 1xx final status, which a Response cannot represent, rejects here.
   return new Response(payload, { status, statusText: answer.statusText, headers: responseHeaders(answer.rawHeaders) })
 }

@@ -43,7 +43,8 @@ export interface HttpAnswer {
   readonly headers: { get(name: string): string | null }
   /**
    * The body as a stream, where the transport has one (fetch: `null` when there is none);
-   * `undefined` when the transport read the answer whole (`nodeRequest`). Read it with `text()`.
+   * `undefined` when the transport reads the body itself (`nodeRequest`: it keeps the first 16 KiB
+   * and discards the rest). Read it with `text()`.
    */
   readonly body?: ReadableStream<Uint8Array> | null
   text(): Promise<string>

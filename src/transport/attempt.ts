@@ -94,8 +94,8 @@ function attemptFailure(error: unknown, request: AttemptRequest, timedOut: boole
 
 /**
  * Reads and discards a response body so the connection can be reused; never throws. An answer
- * without a `body` stream (`nodeRequest`'s) was read whole already: nothing to release, and no
- * copy of its bytes is made.
+ * without a `body` stream (`nodeRequest`'s) is drained by its transport: nothing to release, and
+ * no copy of its bytes is made.
  */
 export async function discardBody(response: HttpAnswer): Promise<void> {
   if (response.body === undefined) return

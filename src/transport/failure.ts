@@ -6,6 +6,7 @@
  */
 import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
 import type { HttpAnswer } from '../platform/transport.js'
+import { classifyStatus } from './retry-policy.js'
 
 /**
  * TLS verification failures: Node's codes (`DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`,
@@ -115,16 +116,42 @@ export async function readReason(response: HttpAnswer): Promise<string | undefin
 }
 
 /**
- * The body's first 16 KB as text (a refusal's reason is short). Read whole, as the Node transport
- * reads every answer: `attemptRequest` reads it within the attempt's time limit.
+ * The body's first 16 KB as text (a refusal's reason is short): a stream is read that far and then
+ * cancelled, so a huge refusal is never held whole. An answer without a stream (`nodeRequest`'s,
+ * which keeps at most 16 KiB of a body itself) is read with `text()`. `attemptRequest` reads it
+ * within the attempt's time limit (`nodeRequest` bounds it with its own timer).
  */
 export async function readCapped(response: HttpAnswer): Promise<string> {
-  return (await response.text()).slice(0, MAX_REASON_BYTES)
+  const stream = response.body
+  // In the browser build, whole: a page's collector answers briefly, and the bundle has a budget.
+  if (!stream || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return (await response.text()).slice(0, MAX_REASON_BYTES)
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    while (size < MAX_REASON_BYTES) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+      size += value.byteLength
+    }
+  } finally {
+    // The rest is not wanted: cancelling releases the connection instead of reading it all.
+    if (size >= MAX_REASON_BYTES) void reader.cancel().catch(() => {})
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return new TextDecoder().decode(bytes).slice(0, MAX_REASON_BYTES)
 }
 
 /**
  * The error for a refusal: `.status`, the server's reason (from its body) and `.retryAfterMs`
- * (the Retry-After that will be honoured), all in the message too. Consumes the body.
+ * (the Retry-After that will be honoured: none on a final status), all in the message too.
+ * Consumes the body.
  */
 export async function httpFailure(url: string, response: HttpAnswer, retryAfterMs: number | undefined): Promise<HttpError> {
   const { status } = response
@@ -133,6 +160,9 @@ export async function httpFailure(url: string, response: HttpAnswer, retryAfterM
     return new HttpError(status, `${url} answered with a redirect (${status}); redirects are not followed.`)
   }
   const reason = await readReason(response)
+  // A Retry-After matters only where there is a retry: on a final answer (a 400) it is ignored,
+  // so quoting it would say the opposite of what happens.
+  if (classifyStatus(status) !== 'retry') retryAfterMs = undefined
   const waited = retryAfterMs === undefined ? '' : ` (Retry-After: ${retryAfterMs} ms)`
   return new HttpError(status, `${url} answered ${status}${waited}${reason ? `: ${reason}` : '.'}`, { retryAfterMs, reason })
 }

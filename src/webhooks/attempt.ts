@@ -10,7 +10,7 @@
  * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background
  * and are reported `pending`), or once all have answered.
  */
-import { isAnalyticsError, TimeoutError, type AnalyticsError } from '../errors.js'
+import { isAnalyticsError, TimeoutError, ValidationError, type AnalyticsError } from '../errors.js'
 import type { Transport } from '../platform/transport.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure, transportFailure } from '../transport/failure.js'
@@ -75,11 +75,17 @@ export interface AttemptOutcome {
 export const retryAfterOf = (error: AnalyticsError | undefined): number =>
   (error as { retryAfterMs?: number } | undefined)?.retryAfterMs ?? -1
 
-/** Tries once; resolves with the outcome, never rejects. */
+/**
+ * Tries once; resolves with the outcome, never rejects. `urls` that name no URL, or an index that
+ * is not one of `targets`, resolve at once with a final `ValidationError` naming `urls` and nothing
+ * sent (a bad index would otherwise throw, and an empty list never settle).
+ */
 export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
   const { targets, body, attempt: n } = request
   const active = request.urls ?? targets.map((_, i) => i)
   const results: UrlResult[] = request.previous ? request.previous.map((r) => ({ ...r })) : targets.map(({ url }) => ({ url, attempt: 0 }))
+  const invalid = invalidUrls(active, targets.length)
+  if (invalid) return Promise.resolve({ deliveredBy: -1, results, retry: [], error: invalid })
   for (const i of active) results[i] = { url: targets[i].url, attempt: n, pending: true }
   return new Promise<AttemptOutcome>((resolve) => {
     let remaining = active.length
@@ -99,6 +105,13 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
       })
     }
   })
+}
+
+function invalidUrls(active: readonly number[], count: number): ValidationError | undefined {
+  if (active.length === 0) return new ValidationError('urls', 'Expected `urls` to name at least one URL to attempt, got `[]`.')
+  const bad = active.find((i) => !Number.isInteger(i) || i < 0 || i >= count)
+  if (bad === undefined) return undefined
+  return new ValidationError('urls', `Expected \`urls\` to hold indexes of the configured URLs (0 to ${count - 1}), got \`${String(bad)}\`.`)
 }
 
 function concludeFailedAttempt(results: UrlResult[], active: readonly number[]): AttemptOutcome {

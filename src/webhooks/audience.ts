@@ -4,10 +4,10 @@
  * former member.
  */
 import { ValidationError } from '../errors.js'
-import { describe } from '../message/validate.js'
+import { describe, isValidTimestamp } from '../message/validate.js'
 import { randomUUID } from '../platform/runtime.js'
 import type { JsonObject } from '../message/types.js'
-import type { IdentifyWebhookPayload } from './payload.js'
+import { toIso, type IdentifyWebhookPayload } from './payload.js'
 
 /**
  * Lower-case letters that Unicode does not decompose into a base letter plus marks, spelled in
@@ -99,11 +99,12 @@ export function audienceSync(
   }
   const previous = memberSet('previousMembers', previousMembers)
   const current = memberSet('currentMembers', currentMembers)
-  const timestamp = options.timestamp === undefined ? new Date() : new Date(options.timestamp)
-  if (Number.isNaN(timestamp.getTime())) {
-    throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid date, got ${describe(options.timestamp)}.`)
+  // What `toWebhookPayload` accepts, read the same way (`new Date(text)` would take '5' or
+  // 'March 7', and read an ISO date-time without an offset in the local time zone, not UTC).
+  if (options.timestamp !== undefined && !isValidTimestamp(options.timestamp)) {
+    throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid Date or ISO 8601 string, got ${describe(options.timestamp)}.`)
   }
-  const iso = timestamp.toISOString()
+  const iso = toIso(options.timestamp)
   const context = options.context ?? {}
   const payload = (userId: string, member: boolean): IdentifyWebhookPayload => ({
     version: 1,

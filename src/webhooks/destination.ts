@@ -22,6 +22,7 @@ import {
   type ResolvedDestinationOptions,
   type WebhookDestinationOptions,
 } from './options.js'
+import { heldWhileAwaited } from './held.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
 
 export interface DeliveryResult {
@@ -101,10 +102,12 @@ export class WebhookDestination {
   /**
    * Serialises `payload` once, signs that string, and POSTs it until delivered or failed for
    * good. Resolves with the outcome; never rejects (a payload that cannot be serialised, or a
-   * call after `close()`, resolves with `delivered: false` and the error).
+   * call after `close()`, resolves with `delivered: false` and the error). While the promise is
+   * awaited, the process stays alive until it resolves, retry waits included (`./held.ts`); one
+   * nobody awaits never keeps it alive.
    */
   deliver(payload: object): Promise<DeliveryResult> {
-    return this.#track(this.#deliver(payload, undefined))
+    return heldWhileAwaited(this.#track(this.#deliver(payload, undefined)))
   }
 
   /**
@@ -128,7 +131,8 @@ export class WebhookDestination {
   /**
    * One attempt and no schedule: POSTs `body` to the URLs `urls` (indexes, default all) and
    * resolves with the outcome, including the URLs worth another attempt and any Retry-After.
-   * For a caller that owns the schedule (a durable queue). Never rejects.
+   * For a caller that owns the schedule (a durable queue). Never rejects: `urls` that are empty or
+   * hold an index that is not a configured URL's resolve with a final `ValidationError` on `urls`.
    */
   attempt(
     body: string,

@@ -3,17 +3,19 @@
  * Request/Response adapter), Bun, Deno, workers and Next.js route handlers. It verifies the
  * signature over the raw bytes before parsing anything, then hands the typed payload over.
  */
+import { loadExactJson, mayHoldLongInteger, parseExact } from '../message/exact-json.js'
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookPayload } from './payload.js'
-import { SIGNATURE_HEADER, verifySignature } from './signature.js'
+import { describeSecret, SIGNATURE_HEADER, verifySignature } from './signature.js'
 
 export interface WebhookHandlerOptions {
   /** The destination's shared secret. */
   secret: string
   /**
    * Called with each authentic payload. The handler answers 200 once it resolves, and 500 when it
-   * throws or rejects, so the sender retries.
+   * throws or rejects, so the sender retries. Integers beyond ±(2^53 − 1) are `bigint`s (exact;
+   * `JSON.stringify` refuses them: give `bigint` a `toJSON`, or use `lossless-json`'s stringify).
    */
   onEvent: (payload: WebhookPayload, request: Request) => void | Promise<void>
   /** Bodies larger than this many bytes are refused with 413 before verification. Default 1 MB. */
@@ -60,6 +62,24 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | u
   return bytes
 }
 
+/**
+ * The body's JSON with integers kept exact: one beyond ±(2^53 − 1), which the collector forwards
+ * digit for digit (an int64 ID), is a `bigint` instead of the rounded number `JSON.parse` gives
+ * (`9223372036854775807` → `9223372036854776000`, silently another ID). The collector's parser
+ * (a pure module, shared rather than copied): only text with a run of 16 or more digits where a
+ * number may start takes the exact path, and `lossless-json` (a dependency already) is imported
+ * then, on first need, so a bundle of this entry holds it as a chunk of its own.
+ */
+async function parseJson(text: string): Promise<unknown> {
+  if (!mayHoldLongInteger(text)) return JSON.parse(text)
+  await loadExactJson()
+  return parseExact(text).value
+}
+
+/** Why the body could not be read: already read by something before us (our fault), or not. */
+const BODY_ALREADY_READ =
+  'The request body was already read before the webhook handler got it (a body parser or middleware consumed it), so its signature cannot be checked. Pass the handler the untouched Request, or a new Request built from the raw body bytes (e.g. express.raw()).'
+
 /** A parsed body we hand to `onEvent`: an object whose `type` is one of the seven event types. */
 function isPayload(value: unknown): value is WebhookPayload {
   return isPlainObject(value) && (WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(value.type)
@@ -68,8 +88,9 @@ function isPayload(value: unknown): value is WebhookPayload {
 /**
  * `createWebhookHandler({ secret, onEvent })`: 405 for a method other than POST, 413 for a body
  * over `maxBodyBytes`, 401 for a missing or wrong `X-Signature`, 400 for a body that is not UTF-8
- * JSON of a webhook payload, 500 when `onEvent` throws, and 200 `{"ok":true}` after `onEvent`
- * resolves. Error answers are JSON `{ "error": "…" }`.
+ * JSON of a webhook payload, 500 when `onEvent` throws or the body was already read (by a body
+ * parser: the receiver's fault, so the sender retries), and 200 `{"ok":true}` after `onEvent`
+ * resolves. Integers beyond ±(2^53 − 1) reach `onEvent` as `bigint`s, digit for digit. Error answers are JSON `{ "error": "…" }`.
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   if (!isPlainObject(options)) {
@@ -78,7 +99,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const { secret, onEvent } = options
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   if (typeof secret !== 'string' || secret === '') {
-    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}.`)
+    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describeSecret(secret)}.`)
   }
   if (typeof onEvent !== 'function') {
     throw new ConfigError('onEvent', `Expected \`onEvent\` to be a function, got ${describe(onEvent)}.`)
@@ -97,8 +118,11 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     if (request.method !== 'POST') {
       return answer(405, { error: `Method ${request.method} not allowed; webhooks are POSTed.` }, { Allow: 'POST' })
     }
+    // Either way the sender is not at fault, and 4xx would make it drop the message: 500 has it
+    // retry, so the message arrives once the receiver is fixed.
+    if (request.bodyUsed || request.body?.locked) return answer(500, { error: BODY_ALREADY_READ })
     const raw = await readBody(request, maxBodyBytes).catch(() => null)
-    if (raw === null) return answer(400, { error: 'The request body could not be read.' })
+    if (raw === null) return answer(500, { error: 'The request body could not be read (the connection failed while it arrived, or something else is reading it).' })
     if (raw === undefined) return answer(413, { error: `The body is larger than ${maxBodyBytes} bytes.` })
     const signature = request.headers.get(SIGNATURE_HEADER)
     if (signature === null) return answer(401, { error: `Missing ${SIGNATURE_HEADER} header.` })
@@ -107,7 +131,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     }
     let payload: unknown
     try {
-      payload = JSON.parse(decoder.decode(raw))
+      payload = await parseJson(decoder.decode(raw))
     } catch {
       return answer(400, { error: 'The body is not valid UTF-8 JSON.' })
     }

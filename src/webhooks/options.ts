@@ -7,7 +7,7 @@ import { describe, isPlainObject } from '../message/validate.js'
 import { platformTransport, transportOf, type FetchLike, type Transport } from '../platform/transport.js'
 import type { BackoffOptions } from '../transport/retry-policy.js'
 import { maskUrl } from '../secrets.js'
-import { SIGNATURE_HEADER } from './signature.js'
+import { describeSecret, SIGNATURE_HEADER } from './signature.js'
 
 /** The `User-Agent` every forwarded request carries (`<vendor token>/1.0`, as the original destination sends). */
 export const WEBHOOK_USER_AGENT = 'IsomorphicAnalytics-Webhooks/1.0'
@@ -149,7 +149,7 @@ function resolveHeaders(option: string, value: unknown): Record<string, string> 
     }
     seen.add(lower)
     if (typeof headerValue !== 'string') {
-      throw new ConfigError(option, `Expected \`${where}\` to be a string, got ${describe(headerValue)}.`)
+      throw new ConfigError(option, `Expected \`${where}\` to be a string, got ${describeSecret(headerValue)}.`)
     }
     if (!FIELD_VALUE.test(headerValue)) {
       // Header values are often credentials (`Authorization`): say where the bad character is, not the value.
@@ -188,7 +188,7 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
   const options = input as Partial<WebhookDestinationOptions>
   const { sharedSecret } = options
   if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret === '')) {
-    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string, got ${describe(sharedSecret)}.`)
+    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string, got ${describeSecret(sharedSecret)}.`)
   }
   if (options.backoff !== undefined && !isPlainObject(options.backoff)) {
     throw new ConfigError('backoff', `Expected \`backoff\` to be an object { baseMs?, capMs? }, got ${describe(options.backoff)}.`)

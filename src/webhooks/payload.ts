@@ -4,6 +4,7 @@
  */
 import { ValidationError } from '../errors.js'
 import type { JsonObject, MessageType } from '../message/types.js'
+import { serializeMessage } from '../message/serialize.js'
 import { describe, isPlainObject, isValidTimestamp, timestampMs, validateMessage } from '../message/validate.js'
 import { randomUUID } from '../platform/runtime.js'
 
@@ -133,7 +134,8 @@ export type WebhookInput = CollectedMessage | DeletionRequest
  */
 const CANONICAL_ISO = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/
 
-const toIso = (value: Date | string | undefined): string =>
+/** A timestamp that passed `isValidTimestamp` as ISO 8601 in UTC with ms (now when absent). */
+export const toIso = (value: Date | string | undefined): string =>
   value === undefined
     ? new Date().toISOString()
     : typeof value === 'string' && CANONICAL_ISO.test(value)
@@ -192,9 +194,33 @@ export function toWebhookPayload(input: unknown): WebhookPayload {
   }
   if (type === 'delete') return deletion(input)
   validateMessage(type as MessageType, input)
+  refuseLossyValues(input)
   // A message without an id gets one here, as it gets a timestamp: receivers de-duplicate on it.
   const message = input.messageId === undefined ? { ...input, messageId: randomUUID() } : input
   return payloadOfValidMessage(message as Record<string, unknown> & { type: MessageType })
+}
+
+/**
+ * Values JSON would change without a word are refused, naming the field, as the client refuses
+ * them (a payload is delivered as its JSON): a `Map` or `Set` (→ `{}`), a cycle or too deep a
+ * nesting, through the client's own serialiser; and `NaN` or `±Infinity` (→ `null`).
+ */
+function refuseLossyValues(message: Record<string, unknown>): void {
+  const { json } = serializeMessage(message, Number.POSITIVE_INFINITY)
+  // A non-finite number always comes out as `null`: only then is the message walked to find one.
+  if (json.includes('null')) refuseNonFinite(message, '', new Set())
+}
+
+function refuseNonFinite(value: unknown, path: string, seen: Set<object>): void {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new ValidationError(path, `Cannot send \`${path}\`: it is ${value}, which JSON would turn into \`null\`. Pass a finite number or null instead.`)
+  }
+  if (typeof value !== 'object' || value === null || seen.has(value)) return
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return
+  seen.add(value)
+  for (const [key, child] of Object.entries(value)) {
+    refuseNonFinite(child, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, seen)
+  }
 }
 
 /**

@@ -4,8 +4,9 @@
  * receiver must verify the raw bytes it received, never a re-serialised parse of them.
  */
 import { ConfigError, ValidationError } from '../errors.js'
-import { describe } from '../message/validate.js'
+import { describe, isDate } from '../message/validate.js'
 import { nativeHmacSha1 } from '../platform/hmac.js'
+import { maskSecret } from '../secrets.js'
 import { hmac } from '@noble/hashes/hmac'
 import { sha1 } from '@noble/hashes/legacy'
 
@@ -69,10 +70,23 @@ function hmacSha1(secret: string, body: string | Uint8Array): Uint8Array {
   return portableHmacSha1(secret, bytes.subarray(0, length))
 }
 
+/**
+ * A bad secret (or static header value, often a credential) as an error may show it. `describe`
+ * prints numbers, bigints and dates as they are, and a numeric secret is easy to get from a JSON or
+ * YAML config: those show at most their last four characters, as string secrets do everywhere
+ * (`maskSecret`). Other values are named by their type only, or are empty, so `describe` is safe.
+ */
+export function describeSecret(value: unknown): string {
+  const shown = typeof value === 'number' || typeof value === 'bigint' || isDate(value)
+  if (!shown) return describe(value)
+  const kind = isDate(value) ? 'a Date' : `a ${typeof value}`
+  return `${kind} (\`${maskSecret(String(value))}\`; not shown in full: it may be a credential)`
+}
+
 /** The signature of `body` under `secret`, synchronously. Used on the delivery hot path. */
 export function signSync(body: string | Uint8Array, secret: string): string {
   if (typeof secret !== 'string' || secret === '') {
-    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}.`)
+    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describeSecret(secret)}.`)
   }
   if (typeof body === 'string' || body instanceof Uint8Array) return toHex(hmacSha1(secret, body))
   throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}.`)

@@ -2,18 +2,47 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AbortedError, TimeoutError } from '../../src/errors.js'
-import { nodeRequest } from '../../src/platform/node-http.js'
+import { MAX_ANSWER_BYTES, nodeRequest } from '../../src/platform/node-http.js'
 import { attemptRequest } from '../../src/transport/attempt.js'
+import { httpFailure } from '../../src/transport/failure.js'
+import { WebhookDestination } from '../../src/webhooks/index.js'
 import { Stop } from '../../src/transport/stop.js'
 
-/** A loopback server: `/hang` never answers; anything else answers 200 with what it received. */
+/**
+ * A loopback server: `/hang` never answers; `/slow-<status>` sends the status and one byte of a
+ * body that never ends; `/big-<status>` sends the status and a 20 MB body; anything else answers
+ * 200 with what it received.
+ */
 let server: Server
 let port: number
 const seen: IncomingMessage[] = []
+/** Resolves when the server has written the whole of the latest `/big-…` body. */
+let bigWritten: Promise<void> = Promise.resolve()
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req)
     if (req.url === '/hang') return
+    const slow = /^\/slow-(\d+)$/.exec(req.url ?? '')
+    if (slow) {
+      res.writeHead(Number(slow[1]), { 'content-type': 'application/json', 'content-length': '100' })
+      return void res.write('{')
+    }
+    const big = /^\/big-(\d+)$/.exec(req.url ?? '')
+    if (big) {
+      res.writeHead(Number(big[1]), { 'content-type': 'application/json' })
+      bigWritten = new Promise((done) => res.once('finish', done))
+      const chunk = Buffer.alloc(1 << 20, 'x')
+      let left = 20
+      const write = () => {
+        while (left > 0) {
+          left--
+          const more = res.write(chunk)
+          if (left === 0) return void res.end()
+          if (!more) return void res.once('drain', write)
+        }
+      }
+      return write()
+    }
     req.resume()
     req.on('end', () => res.end(JSON.stringify({ url: req.url, host: req.headers.host, authorization: req.headers.authorization ?? null })))
   })
@@ -60,6 +89,57 @@ describe('nodeRequest', () => {
     expect(withUser.authorization).toBe(`Basic ${Buffer.from('us@er:p:ss').toString('base64')}`)
     // The same URL again comes from the parsed-URL cache: the same answer.
     expect(await answer(`http://127.0.0.1:${port}/v1/batch?x=1`)).toMatchObject({ url: '/v1/batch?x=1' })
+  })
+})
+
+describe('nodeRequest: the status decides, bodies are capped', () => {
+  it('a 2xx whose body is slow is a success, at once; the stalled body is cut off at the time limit', async () => {
+    const url = `http://127.0.0.1:${port}/slow-200`
+    const started = Date.now()
+    const answer = await attemptRequest(nodeRequest, { url, headers: {}, body: '{}', timeoutMs: 300 })
+    expect(answer.status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(300)
+    // The connection does not stay busy with a body nobody waits for.
+    const stalled = seen.at(-1)!
+    await new Promise((done) => (stalled.socket.destroyed ? done(undefined) : stalled.socket.once('close', done)))
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
+  })
+
+  it('WebhookDestination on the default transport: a 200 with a slow body is delivered once', async () => {
+    const url = `http://127.0.0.1:${port}/slow-200`
+    const before = seen.length
+    const destination = new WebhookDestination({ urls: [{ url }], timeout: 200, retryWindow: 1000, backoff: { baseMs: 1, capMs: 1 } })
+    const result = await destination.deliver({ type: 'track', event: 'x' })
+    expect(result).toMatchObject({ delivered: true, attempts: 1, results: [{ status: 200 }] })
+    expect(seen.length - before).toBe(1)
+    await destination.close()
+  })
+
+  it('a huge 2xx body is read and discarded: at most MAX_ANSWER_BYTES are kept', async () => {
+    const url = `http://127.0.0.1:${port}/big-200`
+    const answer = await nodeRequest(url, { method: 'POST', body: '{}', timeoutMs: 10_000 })
+    expect(answer.status).toBe(200)
+    expect((await answer.text()).length).toBe(MAX_ANSWER_BYTES)
+    // The server could write all 20 MB: the client read them (and threw them away).
+    await bigWritten
+    const again = await nodeRequest(`http://127.0.0.1:${port}/after-big`, { method: 'POST', body: '{}', timeoutMs: 10_000 })
+    expect(JSON.parse(await again.text())).toMatchObject({ url: '/after-big' })
+  })
+
+  it('a refusal keeps its status when its body stalls: no reason, no timeout, within the time limit', async () => {
+    const url = `http://127.0.0.1:${port}/slow-503`
+    const started = Date.now()
+    const answer = await attemptRequest(nodeRequest, { url, headers: {}, body: '{}', timeoutMs: 200 })
+    expect(answer.status).toBe(503)
+    const error = await httpFailure(url, answer, undefined)
+    expect(error.message).toBe(`${url} answered 503.`)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it("a huge refusal's body is capped too", async () => {
+    const answer = await nodeRequest(`http://127.0.0.1:${port}/big-500`, { method: 'POST', body: '{}', timeoutMs: 10_000 })
+    expect(answer.status).toBe(500)
+    expect((await answer.text()).length).toBe(MAX_ANSWER_BYTES)
   })
 })
 

@@ -6,7 +6,7 @@
 import { createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { Client, HttpError, NetworkError, TlsError } from '../../src/index.js'
-import { httpFailure, readReason, systemErrorCode, transportFailure } from '../../src/transport/failure.js'
+import { httpFailure, readCapped, readReason, systemErrorCode, transportFailure } from '../../src/transport/failure.js'
 
 const URL_ = 'https://collector.test/v1/batch'
 
@@ -74,6 +74,13 @@ describe('a refusal', () => {
     expect(error).toMatchObject({ status: 429, retryAfterMs: 2000, message: `${URL_} answered 429 (Retry-After: 2000 ms): Slow down` })
   })
 
+  it('quotes no Retry-After on a final status, which is not retried (a 400 that sent one)', async () => {
+    const error = await httpFailure(URL_, json(400, { message: 'Bad' }), 30_000)
+    expect(error.message).toBe(`${URL_} answered 400: Bad`)
+    expect(error.retryAfterMs).toBeUndefined()
+    expect((await httpFailure(URL_, json(503, {}), 30_000)).message).toBe(`${URL_} answered 503 (Retry-After: 30000 ms).`)
+  })
+
   it('reads the reason from `message`, `error.message` (the collector) or a string `error` (a webhook handler)', async () => {
     expect(await readReason(json(400, { message: 'a' }))).toBe('a')
     expect(await readReason(json(400, { error: { message: 'b' } }))).toBe('b')
@@ -90,5 +97,24 @@ describe('a refusal', () => {
   it('without a reason, says the status alone', async () => {
     expect((await httpFailure(URL_, new Response('<html>', { status: 502, headers: { 'content-type': 'text/html' } }), undefined)).message).toBe(`${URL_} answered 502.`)
     expect((await httpFailure(URL_, new Response(null, { status: 302 }), undefined)).message).toBe(`${URL_} answered with a redirect (302); redirects are not followed.`)
+  })
+
+  it("reads a refusal's stream only as far as 16 KB, then cancels it (a huge body is never held whole)", async () => {
+    let pulls = 0
+    let cancelled = false
+    const chunk = new Uint8Array(64 * 1024).fill(0x78)
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (++pulls === 1000) return controller.close()
+        controller.enqueue(chunk)
+      },
+      cancel() {
+        cancelled = true
+      },
+    }, { highWaterMark: 0 })
+    const text = await readCapped(new Response(stream, { status: 503 }))
+    expect(text).toHaveLength(16_384)
+    expect(pulls).toBeLessThan(5)
+    expect(cancelled).toBe(true)
   })
 })

@@ -44,4 +44,17 @@ describe('WebhookDestination.attempt', () => {
     expect(outcome).toMatchObject({ deliveredBy: -1, retry: [], error: { status: 404 } })
     expect(outcome.retryAfterMs).toBeUndefined()
   })
+
+  it('urls naming no URL, or an index out of range, resolve with a ValidationError on urls: nothing sent, no throw, no hang', async () => {
+    const a = await server({ status: 200 })
+    const destination = new WebhookDestination({ urls: [{ url: a.url }] })
+    for (const urls of [[], [3], [-1], [0.5]]) {
+      let outcome: Promise<unknown> | undefined
+      expect(() => (outcome = destination.attempt(body, { urls }))).not.toThrow()
+      const settled = await Promise.race([outcome, new Promise((resolve) => setTimeout(resolve, 200, "pending"))])
+      expect(settled).toMatchObject({ deliveredBy: -1, retry: [], error: { code: 'VALIDATION', field: 'urls' } })
+      expect((settled as { error: Error }).error.message).toMatch(/^Expected `urls` to /)
+    }
+    expect(a.requests).toHaveLength(0)
+  })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { audienceSync, isValidationError, snakeCase } from '../../src/webhooks/index.js'
+import { audienceSync, isValidationError, snakeCase, toWebhookPayload } from '../../src/webhooks/index.js'
 
 describe('snakeCase', () => {
   const cases: Array<[string, string]> = [
@@ -123,6 +123,25 @@ describe('audienceSync', () => {
       }
       expect(isValidationError(error), field).toBe(true)
       expect((error as { field: string }).field).toBe(field)
+    }
+  })
+
+  it('timestamp: accepts what toWebhookPayload accepts, read the same way (UTC without an offset, whatever the time zone)', () => {
+    const tz = process.env.TZ
+    process.env.TZ = 'America/New_York'
+    try {
+      for (const timestamp of ['2026-11-22 10:00', '2026-11-22T10:00:00', '2026-11-22T05:00:00-05', new Date(Date.UTC(2026, 10, 22, 10))]) {
+        const [payload] = audienceSync('a', [], ['u1'], { timestamp })
+        const expected = toWebhookPayload({ type: 'identify', userId: 'u1', timestamp }).timestamp
+        expect(payload.timestamp, String(timestamp)).toBe(expected)
+        expect(payload.timestamp).toBe('2026-11-22T10:00:00.000Z')
+      }
+      for (const timestamp of ['5', 'March 7', '2026-02-30T00:00:00Z', 1_700_000_000_000 as unknown as string]) {
+        expect(() => audienceSync('a', [], ['u1'], { timestamp }), String(timestamp)).toThrow(/^Expected `timestamp` to be a valid Date or ISO 8601 string/)
+      }
+    } finally {
+      if (tz === undefined) delete process.env.TZ
+      else process.env.TZ = tz
     }
   })
 })

@@ -107,6 +107,39 @@ describe('createWebhookHandler', () => {
     expect(onError).toHaveBeenCalledWith(failure, JSON.parse(body))
   })
 
+  it("answers 500 (the receiver's fault: the sender retries) when the body was already read, saying so and how to fix it", async () => {
+    const onEvent = vi.fn()
+    const handler = createWebhookHandler({ secret: SECRET, onEvent })
+    const request = post(body, { 'X-Signature': sig(body) })
+    await request.text() // what a body parser or middleware does first
+    const response = await handler(request)
+    expect(response.status).toBe(500)
+    const { error } = (await response.json()) as { error: string }
+    expect(error).toMatch(/already read before the webhook handler got it/)
+    expect(error).toMatch(/Pass the handler the untouched Request, or a new Request built from the raw body bytes/)
+    expect(onEvent).not.toHaveBeenCalled()
+    // A stream being read by someone else is the same mistake.
+    const locked = post(body, { 'X-Signature': sig(body) })
+    locked.body!.getReader()
+    expect((await handler(locked)).status).toBe(500)
+  })
+
+  it('gives onEvent integers beyond 2^53 exactly, as bigints; other numbers as JSON.parse reads them', async () => {
+    const onEvent = vi.fn()
+    const handler = createWebhookHandler({ secret: SECRET, onEvent })
+    const raw = '{"version":1,"type":"track","event":"Order","userId":"u","properties":{"orderId":9223372036854775807,"neg":-12345678901234567890,"items":[1152921504606846977,2],"price":1.50,"safe":9007199254740991,"s":"12345678901234567890"},"timestamp":"2026-11-22T10:00:00.000Z","context":{}}'
+    expect((await handler(post(raw, { 'X-Signature': sig(raw) }))).status).toBe(200)
+    const { properties } = onEvent.mock.calls[0][0] as { properties: Record<string, unknown> }
+    expect(properties).toEqual({
+      orderId: 9223372036854775807n,
+      neg: -12345678901234567890n,
+      items: [1152921504606846977n, 2],
+      price: 1.5,
+      safe: 9007199254740991,
+      s: '12345678901234567890',
+    })
+  })
+
   it('validates its options with ConfigErrors', () => {
     const cases: Array<[unknown, string]> = [
       [{ onEvent: () => {} }, 'secret'],

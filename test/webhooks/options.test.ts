@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, WebhookDestination, isConfigError, type WebhookDestinationOptions } from '../../src/webhooks/index.js'
+import { createCollector } from '../../src/collector/index.js'
+import { ConfigError, WebhookDestination, createWebhookHandler, isConfigError, sign, type WebhookDestinationOptions } from '../../src/webhooks/index.js'
+import { signSync } from '../../src/webhooks/signature.js'
 
 const url = 'https://hooks.example.com/in'
 
@@ -59,7 +61,7 @@ describe('WebhookDestination options', () => {
       expect(error.option, JSON.stringify(value)).toBe('urls[0].headers')
       expect(error.message).toMatch(/visible ASCII/)
     }
-    expect(configError({ urls: [{ url, headers: { 'X-Num': 5 } }] }).message).toMatch(/to be a string, got `5`/)
+    expect(configError({ urls: [{ url, headers: { 'X-Num': 5 } }] }).message).toMatch(/to be a string, got a number \(`…`; not shown in full/)
   })
 
   it('a bad header value is located by character, never repeated (it may be a credential)', () => {
@@ -107,5 +109,27 @@ describe('WebhookDestination options', () => {
     }
     expect(configError({ urls: [{ url }], timeout: 0 }).message).toBe('Expected `timeout` to be an integer ≥ 1, got `0`.')
     expect(configError(null).option).toBe('options')
+  })
+
+  it('a secret or header value that is not a string is shown masked, as a string one would be (last four characters at most)', async () => {
+    const secret = 987654321987
+    const messages = [
+      configError({ urls: [{ url }], sharedSecret: secret }).message,
+      configError({ urls: [{ url }], sharedSecret: 9876543219876543210n }).message,
+      configError({ urls: [{ url, headers: { 'X-Api-Key': 5550123456789 } }] }).message,
+      (() => { try { createWebhookHandler({ secret, onEvent: () => {} } as never) } catch (e) { return (e as Error).message } })(),
+      (() => { try { signSync('{}', secret as never) } catch (e) { return (e as Error).message } })(),
+      await sign('{}', secret as never).then(() => '', (e: Error) => e.message),
+      // The collector builds each source's destination: the CLI prints this message.
+      (() => { try { createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks: { urls: [{ url }], sharedSecret: secret as never } }] }) } catch (e) { return (e as Error).message } })(),
+    ]
+    expect(messages[0]).toBe('Expected `sharedSecret` to be a non-empty string, got a number (`…1987`; not shown in full: it may be a credential).')
+    expect(messages[2]).toMatch(/^Expected `urls\[0\]\.headers\["X-Api-Key"\]` to be a string, got a number \(`…6789`/)
+    expect(messages[6]).toMatch(/sources\[0\]\.webhooks\.sharedSecret.*`…1987`/)
+    for (const message of messages) {
+      expect(message).toMatch(/`…\d{4}`/)
+      for (const full of ['987654321987', '9876543219876543210', '5550123456789']) expect(message).not.toContain(full)
+    }
+    expect(configError({ urls: [{ url }], sharedSecret: 42 }).message).toContain('got a number (`…`;')
   })
 })

@@ -153,6 +153,25 @@ describe('toWebhookPayload', () => {
     }
   })
 
+  it('refuses, naming the field, what JSON would change silently: Map and Set (as the client does), NaN and Infinity', () => {
+    const refused = (properties: Record<string, unknown>, traits?: Record<string, unknown>) => {
+      try {
+        toWebhookPayload(traits ? { type: 'identify', userId: 'u', traits } : { type: 'track', event: 'E', userId: 'u', properties })
+      } catch (error) {
+        expect(isValidationError(error)).toBe(true)
+        return [(error as { field: string }).field, (error as Error).message]
+      }
+      return undefined
+    }
+    expect(refused({ tags: new Set(['a']) })).toEqual(['properties.tags', 'Cannot send `properties.tags`: it is a Set, which JSON would turn into `{}`. Pass [...set] instead.'])
+    expect(refused({ nested: { byId: new Map([['a', 1]]) } })?.[0]).toBe('properties.nested.byId')
+    expect(refused({ n: NaN })).toEqual(['properties.n', 'Cannot send `properties.n`: it is NaN, which JSON would turn into `null`. Pass a finite number or null instead.'])
+    expect(refused({ list: [1, -Infinity] })?.[0]).toBe('properties.list[1]')
+    expect(refused({}, { score: Infinity })?.[0]).toBe('traits.score')
+    // What JSON keeps, or writes on purpose, passes: null, a Date, a toJSON.
+    expect(refused({ none: null, when: new Date(0), custom: { toJSON: () => NaN } })).toBeUndefined()
+  })
+
   it('timestamp: the canonical ISO form kept as given, any other form (offset, no millis, hour 24, Date) normalised', () => {
     const at = (timestamp: unknown) => (toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp } as CollectedMessage) as { timestamp: string }).timestamp
     expect(at('2026-11-22T10:00:00.123Z')).toBe('2026-11-22T10:00:00.123Z')

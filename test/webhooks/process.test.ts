@@ -76,6 +76,33 @@ void destination.deliver({ type: 'track', event: 'x' }) // not awaited
     }
   })
 
+  it('an awaited delivery holds the process through its retry wait (the README example, one 503)', async () => {
+    const server = await startServer({ status: 200 })
+    server.replies.push({ status: 503 })
+    const script = join(bundle.dir, 'awaited-retry.mjs')
+    writeFileSync(
+      script,
+      `import { WebhookDestination, toWebhookPayload } from ${JSON.stringify(pathToFileURL(bundle.file).href)}
+const destination = new WebhookDestination({ urls: [{ url: process.env.URL }], backoff: { baseMs: 300, capMs: 300 }, random: () => 0.99 })
+destination.on('retry', ({ delayMs }) => console.log('retry in ' + delayMs + ' ms'))
+const message = { type: 'track', userId: 'user-1', event: 'Order Completed', properties: { total: 42.5 } }
+const result = await destination.deliver(toWebhookPayload(message))
+console.log('result ' + JSON.stringify({ delivered: result.delivered, attempts: result.attempts }))
+await destination.close()
+`,
+    )
+    try {
+      const child = run(script, { URL: server.url })
+      const { code } = await child.exited
+      expect(child.stdout).toContain('retry in 297 ms')
+      expect(child.stdout).toContain('result {"delivered":true,"attempts":2}')
+      expect(code).toBe(0)
+      expect(server.requests).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
+  })
+
   it('examples/webhook-receiver-node.mjs accepts a signed delivery and refuses a forged one', async () => {
     const example = readFileSync(new URL('../../examples/webhook-receiver-node.mjs', import.meta.url), 'utf8')
     expect(example).toContain("from 'isomorphic-analytics/webhooks'")

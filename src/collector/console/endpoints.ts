@@ -12,7 +12,7 @@
  */
 import { requireBearer } from '../http/auth.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
-import { stringifyExact } from '../ingest/exact-json.js'
+import { stringifyExact } from '../../message/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
 import type { ConsoleRecorder } from './recorder.js'

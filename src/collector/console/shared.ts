@@ -17,7 +17,7 @@
  */
 import type { UrlResult } from '../../webhooks/index.js'
 import type { DeliveryTrace, TraceSink } from '../delivery/queue.js'
-import { stringifyExact } from '../ingest/exact-json.js'
+import { stringifyExact } from '../../message/exact-json.js'
 import type { QueueBus } from '../state/bus.js'
 import type { ConsoleRecorder, Forward } from './recorder.js'
 

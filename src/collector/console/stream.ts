@@ -8,7 +8,7 @@
  * (integers beyond 2^53 written digit for digit, as in `messagesResponse`).
  * Closing the collector ends every stream.
  */
-import { stringifyExact } from '../ingest/exact-json.js'
+import { stringifyExact } from '../../message/exact-json.js'
 import type { MessageRecord } from './recorder.js'
 
 export interface MessagesAnswer {

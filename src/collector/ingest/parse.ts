@@ -16,7 +16,7 @@ import { randomUUID } from '../../platform/runtime.js'
 import { badRequest, fromMessageError } from '../http/errors.js'
 import { assign, mergeUnder } from '../../message/merge.js'
 import { eventTime } from './event-time.js'
-import { parseExact, stringifyExact, type ParsedJson } from './exact-json.js'
+import { parseExact, stringifyExact, type ParsedJson } from '../../message/exact-json.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 

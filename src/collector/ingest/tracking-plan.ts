@@ -12,6 +12,7 @@ import addFormats from 'ajv-formats'
 import { ConfigError } from '../../errors.js'
 import { fieldPath } from '../../message/field-path.js'
 import { describe, isPlainObject } from '../../message/validate.js'
+import { addExactNumbers, numbersFor, withExactNumbers } from './plan-numbers.js'
 
 export type PlanPolicy = 'allow' | 'block'
 
@@ -43,17 +44,6 @@ function policy(value: unknown, option: string, fallback: PlanPolicy): PlanPolic
   if (value !== 'allow' && value !== 'block') {
     throw new ConfigError(option, `Expected \`${option}\` to be 'allow' or 'block', got ${describe(value)}.`)
   }
-  return value
-}
-
-/**
- * JSON Schema knows numbers, not bigints: a copy with each `bigint` as the nearest number, so
- * `type: 'integer'`, `minimum`, … judge it as the number it is (what is forwarded keeps its digits).
- */
-function withNumbers(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number(value)
-  if (Array.isArray(value)) return value.map(withNumbers)
-  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withNumbers(v)]))
   return value
 }
 
@@ -103,6 +93,10 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
   // all errors collected, so a reason lists every broken field.
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false })
   addFormats(ajv)
+  // Integers beyond 2^53 are judged as the numbers they are (./plan-numbers.ts): the bigints of
+  // the properties being validated, by JSON Pointer, while `verdict` validates them.
+  let exactValues: Map<string, bigint> | undefined
+  addExactNumbers(ajv, () => exactValues)
   const validators = new Map<string, ValidateFunction>()
   for (const [event, schema] of Object.entries(input.events)) {
     const option = `${at}.events[${JSON.stringify(event)}]`
@@ -110,7 +104,7 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
       throw new ConfigError(option, `Expected \`${option}\` to be a JSON Schema (an object or a boolean), got ${describe(schema)}.`)
     }
     try {
-      validators.set(event, ajv.compile(schema))
+      validators.set(event, ajv.compile(withExactNumbers(schema) as typeof schema))
     } catch (error) {
       // ajv words an unknown format as a warning ("… ignored in schema …"), though it refuses it.
       const problem = (error instanceof Error ? error.message : String(error)).replace(/^unknown format ("[^"]*") ignored in schema at path/, 'unknown format $1, at path')
@@ -130,7 +124,12 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
         return { blocked: unplanned === 'block', reason: `Event ${JSON.stringify(event)} is not in the tracking plan.` }
       }
       const properties = message.properties ?? {}
-      if (validate(hasBigInt ? withNumbers(properties) : properties)) return undefined
+      if (hasBigInt) exactValues = new Map()
+      try {
+        if (validate(hasBigInt ? numbersFor(properties, exactValues!) : properties)) return undefined
+      } finally {
+        exactValues = undefined
+      }
       return {
         blocked: violations === 'block',
         reason: `Event ${JSON.stringify(event)} does not match the tracking plan: ${describeErrors(validate.errors ?? [])}.`,

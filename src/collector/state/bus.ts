@@ -14,7 +14,7 @@
  * it outlives the delivery queue's while the collector closes.
  */
 import type { QueueServer } from '../config.js'
-import { loadExactJson, parseExact, stringifyExact } from '../ingest/exact-json.js'
+import { loadExactJson, parseExact, stringifyExact } from '../../message/exact-json.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
 import { CLOSE_WAIT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'

@@ -33,7 +33,7 @@ describe('shareConsole: the accepted-message notice', () => {
   })
 
   it('a message with a bigint (from the lossless parse) is sized with the lossless serialiser', async () => {
-    const { loadExactJson } = await import('../../../src/collector/ingest/exact-json.js')
+    const { loadExactJson } = await import('../../../src/message/exact-json.js')
     await loadExactJson()
     const { shared, published } = sharedWithBus()
     const message = { type: 'track', event: 'Id', userId: 'u', messageId: 'm3', properties: { id: 12345678901234567890n } }

@@ -24,6 +24,34 @@ const plan = (extra: Partial<TrackingPlanConfig> = {}) =>
 const track = (event: string, properties?: Record<string, unknown>) => ({ type: 'track', event, userId: 'u', ...(properties && { properties }) })
 
 describe('compileTrackingPlan: verdicts', () => {
+  it('judges integers beyond 2^53 as the numbers they are: maximum, minimum, exclusive bounds, multipleOf', () => {
+    const big = compileTrackingPlan({ events: { E: { type: 'object', properties: {
+      id: { type: 'integer', maximum: 2 ** 53 },
+      low: { type: 'integer', minimum: -(2 ** 53) },
+      below: { type: 'integer', exclusiveMaximum: 2 ** 60 },
+      even: { type: 'integer', multipleOf: 2 },
+      tenth: { multipleOf: 0.1 },
+      list: { type: 'array', items: { type: 'integer', maximum: 2 ** 53 } },
+      'a/b~c': { type: 'integer', maximum: 2 ** 53 },
+      const: { type: 'integer', maximum: 2 ** 53 }, // a property named like a data keyword
+    } } } }, AT)!
+    const reason = (properties: Record<string, unknown>) => big.verdict(track('E', properties), true)?.reason
+    // Each breaks the plan, though the nearest number would pass.
+    expect(reason({ id: 9007199254740993n })).toMatch(/properties\.id must be <= 9007199254740992\.$/)
+    expect(reason({ low: -9007199254740993n })).toMatch(/properties\.low must be >= -9007199254740992\.$/)
+    expect(reason({ even: 1152921504606846977n })).toMatch(/properties\.even must be multiple of 2\.$/)
+    expect(reason({ list: [1, 9007199254740993n] })).toMatch(/properties\.list\[1\] must be <= 9007199254740992\.$/)
+    expect(reason({ 'a/b~c': 9007199254740993n })).toMatch(/must be <= 9007199254740992\.$/)
+    expect(reason({ const: 9007199254740993n })).toMatch(/properties\.const must be <= 9007199254740992\.$/)
+    // Each fits the plan, though the nearest number would not.
+    expect(reason({ below: 1152921504606846975n })).toBeUndefined() // 2^60 − 1 rounds to 2^60
+    expect(reason({ even: 1152921504606846978n, tenth: 12345678901234567891n, id: 9007199254740992n })).toBeUndefined()
+    expect(reason({ even: 3n * 2n ** 60n })).toBeUndefined()
+    // Numbers are judged as before.
+    expect(reason({ id: 2 ** 53 + 2, even: 3, tenth: 0.5 })).toMatch(/properties\.id must be <= 9007199254740992; properties\.even must be multiple of 2\.$/)
+    expect(big.verdict(track('E', { id: 5, even: 4, tenth: 0.5 }))).toBeUndefined()
+  })
+
   it('passes planned events whose properties match, and every other message type', () => {
     expect(plan().verdict(track('Order Completed', { orderId: 'o', total: 1, email: 'a@b.test' }))).toBeUndefined()
     expect(plan().verdict(track('Logged Out'))).toBeUndefined()

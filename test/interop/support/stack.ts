@@ -4,7 +4,7 @@
  * third-party SDKs. A thin front records each request the SDK made and can answer the first few
  * ingest requests 503, to drive the SDK's retries.
  */
-import { loadExactJson, parseExact } from '../../../src/collector/ingest/exact-json.js'
+import { loadExactJson, parseExact } from '../../../src/message/exact-json.js'
 import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadExactJson, mayHoldLongInteger, parseExact, stringifyExact } from '../../../src/collector/ingest/exact-json.js'
+import { loadExactJson, mayHoldLongInteger, parseExact, stringifyExact } from '../../src/message/exact-json.js'
 
 describe('exact JSON', () => {
   beforeAll(loadExactJson)

@@ -9,15 +9,16 @@
  * long digit strings such as `"id_str":"1234567890123456789"`), `JSON.parse` is already exact. When it does, the text is parsed with
  * `lossless-json`, whose number hook sees each number's source digits.
  *
- * `lossless-json` is imported when the collector starts (`loadExactJson`), not with the module:
+ * `lossless-json` is imported when the collector starts, or when the webhook handler first meets
+ * such a body (`loadExactJson`), not with the module:
  * in a bundle (a worker serving the collector) it is a chunk of its own, outside the entry. The
  * collector's requests wait for it with the rest of its start, and the queue server's bus before
  * it listens; a bigint only ever comes from the slow path, so `stringifyExact` never runs first.
  *
  * Other numbers have the value a 64-bit float gives them, as with `JSON.parse` (`1.0` → `1`).
  */
-import { MAX_DEPTH } from '../../limits.js'
-import { tooDeep } from '../../message/serialize.js'
+import { MAX_DEPTH } from '../limits.js'
+import { tooDeep } from './serialize.js'
 
 type LosslessJson = typeof import('lossless-json')
 
