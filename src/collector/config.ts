@@ -161,6 +161,22 @@ function optionalInteger(value: unknown, option: string, min: number, fallback: 
 }
 
 /**
+ * A URL given twice would get every message twice. Compared as parsed (`HTTPS://H.test` is
+ * `https://h.test/`); a URL that does not parse is left to the destination's own check.
+ */
+function rejectDuplicateUrls(urls: Array<Record<string, unknown>>, at: string): void {
+  const seen = new Map<string, number>()
+  urls.forEach((entry, i) => {
+    if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) return
+    const key = new URL(entry.url).href
+    const first = seen.get(key)
+    // The URL is not repeated in the message: it may carry a credential (`?token=…`).
+    if (first !== undefined) throw new ConfigError(`${at}.urls[${i}].url`, `\`${at}.urls[${i}].url\` repeats \`${at}.urls[${first}].url\`; each URL may be given once.`)
+    seen.set(key, i)
+  })
+}
+
+/**
  * The shape of a source's `webhooks`. The URL, header, secret and timing rules are the
  * destination's own (one implementation): `createCollector` builds each `WebhookDestination` up
  * front and re-throws its `ConfigError` under the source's path.
@@ -176,6 +192,7 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
     if (!isPlainObject(entry)) fail(`${at}.urls[${i}]`, 'an object { url, headers? }', entry)
     rejectUnknownKeys(entry, URL_KEYS, `${at}.urls[${i}]`)
   })
+  rejectDuplicateUrls(urls as Array<Record<string, unknown>>, at)
   const enabled = input.enabled ?? urls.length > 0
   if (!enabled) return undefined
   if (urls.length === 0) fail(`${at}.urls`, 'at least one URL when the destination is enabled', urls)
@@ -207,6 +224,25 @@ export function resolveSourceWebhooks(input: unknown, index: number): ResolvedWe
   return resolveWebhooks(input, `sources[${index}].webhooks`)
 }
 
+/** What `Authorization: Bearer <token>` can carry byte for byte from every client: visible ASCII, no spaces. */
+const BEARER_TOKEN = /^[\x21-\x7e]+$/
+
+/**
+ * The admin token travels as `Authorization: Bearer <token>`. A space ends the token there, and a
+ * character outside ASCII is refused by browsers (fetch) or sent in another encoding by curl
+ * (UTF-8) than by Chromium (Latin-1): such a token would start, then never sign in. The value is
+ * never shown: it is a credential.
+ */
+function checkAdminToken(token: unknown): void {
+  if (!nonEmptyString(token)) fail('adminToken', 'a non-empty string', token)
+  if (BEARER_TOKEN.test(token)) return
+  const chars = [...token]
+  const at = chars.findIndex((c) => !BEARER_TOKEN.test(c))
+  const code = chars[at].codePointAt(0)!
+  const what = /\s/.test(chars[at]) ? 'a space or other whitespace' : code < 0x20 || code === 0x7f ? 'a control character' : 'not ASCII'
+  throw new ConfigError('adminToken', `Expected \`adminToken\` to hold only visible ASCII characters (no spaces), as \`Authorization: Bearer <token>\` carries them; its character ${at + 1} is ${what}. (The value is not shown: it is a credential.)`)
+}
+
 function resolveSettingsStore(input: unknown): SettingsStore | undefined {
   if (input === undefined) return undefined
   const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
@@ -236,7 +272,7 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
       seen.set(source[field], i)
     })
   }
-  if (input.adminToken !== undefined && !nonEmptyString(input.adminToken)) fail('adminToken', 'a non-empty string', input.adminToken)
+  if (input.adminToken !== undefined) checkAdminToken(input.adminToken)
   if (input.fetch !== undefined && typeof input.fetch !== 'function') fail('fetch', 'a function', input.fetch)
   if (input.onError !== undefined && typeof input.onError !== 'function') fail('onError', 'a function', input.onError)
   if (input.debug !== undefined && typeof input.debug !== 'boolean') fail('debug', 'a boolean', input.debug)

@@ -4,7 +4,8 @@
  */
 import { ConfigError, isConfigError } from '../errors.js'
 import { WebhookDestination } from '../webhooks/index.js'
-import type { ResolvedConfig, ResolvedSource } from './config.js'
+import { resolveDestinationOptions } from '../webhooks/options.js'
+import type { ResolvedConfig, ResolvedSource, SourceWebhooksConfig } from './config.js'
 import type { TrackingPlan } from './ingest/tracking-plan.js'
 
 export interface SourceRuntime {
@@ -19,6 +20,9 @@ export interface SourceRuntime {
 /**
  * Builds one destination per source. The URL, header and secret rules are the destination's own;
  * its `ConfigError` is re-thrown naming the source's option path (`sources[0].webhooks.urls[1].url`).
+ * A disabled destination's settings (`configured`) are checked by the same rules: they are shown
+ * in the console and may be turned on at any time, so a bad secret or URL kept while it is off
+ * would otherwise surface only later, far from where it was set.
  */
 export function createSourceRuntime(
   source: ResolvedSource,
@@ -26,15 +30,34 @@ export function createSourceRuntime(
   config: ResolvedConfig,
 ): SourceRuntime {
   const { webhooks, trackingPlan } = source
-  if (webhooks === undefined) return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
-  let destination: WebhookDestination
+  if (webhooks === undefined) {
+    if (source.configured !== undefined) checkDisabled(source.configured, index)
+    return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
+  }
+  const destination = underSource(index, () => new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) }))
+  return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
+}
+
+/**
+ * A URL standing in for a disabled destination that has none: the destination's rules need at
+ * least one, while an off destination may have none. Nothing is ever sent to it.
+ */
+const PLACEHOLDER_URL = { url: 'https://disabled.invalid/' }
+
+function checkDisabled(configured: SourceWebhooksConfig, index: number): void {
+  const { urls, sharedSecret, timeout, retryWindow } = configured
+  const checked = { urls: urls === undefined || urls.length === 0 ? [PLACEHOLDER_URL] : urls, sharedSecret, timeout, retryWindow }
+  underSource(index, () => resolveDestinationOptions(checked))
+}
+
+/** Runs `build`, re-throwing the destination's `ConfigError` under `sources[index].webhooks`. */
+function underSource<T>(index: number, build: () => T): T {
   try {
-    destination = new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) })
+    return build()
   } catch (error) {
     if (!isConfigError(error)) throw error
     const option = `sources[${index}].webhooks.${error.option}`
     const message = error.message.replace(/`([^`]*)`/g, (match, name: string) => (name === error.option ? `\`${option}\`` : match))
     throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
   }
-  return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
 }

@@ -34,20 +34,27 @@ export function liveView(): { element: HTMLElement; start(): void } {
   const records = new Map<string, MessageRecord>()
   const open = new Set<string>()
   let version = 0
+  /** The collector process the records come from ('' until the first answer). */
+  let boot = ''
   const typeFilter = h('select', { id: uid('type') },
     h('option', { value: '' }, 'All types'), ...TYPES.map((t) => h('option', { value: t }, t)))
   const nameFilter = h('input', { type: 'search', id: uid('name') })
   const list = h('ol', { class: 'messages', 'aria-label': 'Messages' })
+  /** The stream's trouble: hidden again by its next answer. */
   const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
+  /** Why a retry by hand was refused: its own element, so that live updates do not hide it. */
+  const retryProblem = h('p', { role: 'alert', class: 'field-error', hidden: true })
+  /** The items on the page by record id, with what they show: only a changed record's is rebuilt. */
+  let items = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
 
   async function retry(record: MessageRecord): Promise<void> {
     try {
       await api(`v1/admin/messages/${encodeURIComponent(record.id)}/retry`, { method: 'POST' })
-      problem.hidden = true
+      retryProblem.hidden = true
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
-      problem.textContent = error.problem.message
-      problem.hidden = false
+      retryProblem.textContent = error.problem.message
+      retryProblem.hidden = false
     }
   }
 
@@ -57,7 +64,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
     const expanded = open.has(record.id)
     const label = `${record.type} ${record.name ?? ''}`.trim()
     const toggle = h('button', {
-      type: 'button', 'aria-expanded': String(expanded), 'aria-controls': detailsId,
+      type: 'button', 'data-action': 'details', 'aria-expanded': String(expanded), 'aria-controls': detailsId,
       onclick: () => (expanded ? open.delete(record.id) : open.add(record.id), render()),
     }, `Details of ${label}`)
     const outcome = delivery.reason ? `${delivery.outcome}: ${delivery.reason}` : delivery.outcome
@@ -71,7 +78,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
       ),
       toggle,
       delivery.outcome === 'failed'
-        ? h('button', { type: 'button', onclick: () => void retry(record) }, `Retry delivery of ${label}`)
+        ? h('button', { type: 'button', 'data-action': 'retry', onclick: () => void retry(record) }, `Retry delivery of ${label}`)
         : null,
       expanded
         ? h('div', { id: detailsId, class: 'details' },
@@ -88,18 +95,60 @@ export function liveView(): { element: HTMLElement; start(): void } {
       .filter((r) => (type === '' || r.type === type) && (name === '' || (r.name ?? '').toLowerCase().includes(name)))
       .sort((a, b) => Number(b.id) - Number(a.id))
       .slice(0, SHOWN)
-    replace(list, ...(shown.length > 0 ? shown.map(item) : [h('li', { class: 'muted' }, 'No messages yet.')]))
+    if (shown.length === 0) {
+      items = new Map()
+      replace(list, h('li', { class: 'muted' }, 'No messages yet.'))
+      return
+    }
+    // Items are updated in place, keyed by record: a keyboard user's focus (and a text selection
+    // in raw JSON) survives updates to other records. A changed record's item is rebuilt, and
+    // focus moves to the same button of its new item.
+    const active = document.activeElement
+    let refocus: { element: HTMLElement; action: string } | undefined
+    const next = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
+    const elements = shown.map((record) => {
+      const expanded = open.has(record.id)
+      const known = items.get(record.id)
+      if (known && known.version === record.version && known.expanded === expanded) {
+        next.set(record.id, known)
+        return known.element
+      }
+      const element = item(record)
+      if (known && active instanceof HTMLElement && known.element.contains(active)) refocus = { element, action: active.dataset.action ?? 'details' }
+      next.set(record.id, { version: record.version, expanded, element })
+      return element
+    })
+    items = next
+    const kept = new Set<Element>(elements)
+    for (const child of [...list.children]) if (!kept.has(child)) child.remove()
+    // Insert each item before the first one that follows it; items already in place do not move.
+    let cursor = list.firstElementChild
+    for (const element of elements) {
+      if (element === cursor) cursor = cursor.nextElementSibling
+      else list.insertBefore(element, cursor)
+    }
+    if (refocus) {
+      const { element, action } = refocus
+      ;(element.querySelector<HTMLElement>(`[data-action="${action}"]`) ?? element.querySelector<HTMLElement>('[data-action="details"]'))?.focus()
+    }
   }
 
   function receive(answer: MessagesAnswer): void {
-    // A lower version: the collector restarted, and what it had is gone.
-    if (answer.version < version) records.clear()
+    // Another process answers (the collector restarted): what the page had is gone there, and its
+    // ids and versions start again, so old and new records must not mix.
+    const restarted = boot !== '' && answer.boot !== boot
+    if (restarted) {
+      records.clear()
+      // Its ids and versions repeat the old ones: no item on the page may stand for a new record.
+      items = new Map()
+    }
     for (const record of answer.messages) records.set(record.id, record)
     // The collector keeps a bounded history: forget what it no longer has.
     const ids = [...records.keys()].sort((a, b) => Number(a) - Number(b))
     for (const id of ids.slice(0, Math.max(0, ids.length - 1000))) records.delete(id)
-    if (answer.messages.length > 0 || version === 0) render()
+    if (answer.messages.length > 0 || boot === '' || restarted) render()
     version = answer.version
+    boot = answer.boot
     problem.hidden = true
   }
 
@@ -107,7 +156,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
   async function follow(): Promise<void> {
     for (;;) {
       try {
-        await apiStream(`v1/admin/messages/stream?since=${version}`, (data) => receive(data as MessagesAnswer))
+        await apiStream(`v1/admin/messages/stream?since=${version}${boot === '' ? '' : `&boot=${encodeURIComponent(boot)}`}`, (data) => receive(data as MessagesAnswer))
       } catch (error) {
         if (!(error instanceof ApiFailure)) throw error
         problem.textContent = error.problem.message
@@ -125,6 +174,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
       h('label', { for: typeFilter.id }, 'Type'), typeFilter,
       h('label', { for: nameFilter.id }, 'Event name'), nameFilter),
     problem,
+    retryProblem,
     list,
   )
   return {

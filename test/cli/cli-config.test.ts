@@ -87,6 +87,25 @@ describe('isomorphic-analytics CLI', () => {
     expect(cli.stderr()).toContain('`sources[0].trackingPlan.events["Signup"]` is not a valid JSON Schema: strict mode: unknown keyword: "requried"')
   })
 
+  it('a --config file whose disabled destination holds a bad secret (as a console change once saved) exits 2 naming it', async () => {
+    const config = join(dir, 'poisoned.json')
+    writeFileSync(config, JSON.stringify({ adminToken: 'admin-token-0123456789', sources: [{ writeKey: 'WEB', name: 'web', webhooks: { enabled: false, sharedSecret: { length: 40 } } }] }))
+    const cli = run(['collect', '--port', '0', '--config', config])
+    expect(await cli.exit).toBe(2)
+    expect(cli.stderr()).toContain('Expected `sources[0].webhooks.sharedSecret` to be a non-empty string, got an object')
+  })
+
+  it.each([['a space', 'correct horse battery staple'], ['a character outside visible ASCII', 'token-€-123456']])(
+    'an --admin-token with %s (no browser or Bearer header can carry it) exits 2 naming --admin-token',
+    async (_, token) => {
+      const cli = run(['collect', '--port', '0', '--write-key', 'WEB', '--admin-token', token])
+      expect(await cli.exit).toBe(2)
+      expect(cli.stderr()).toContain('`--admin-token`')
+      expect(cli.stderr()).toContain('visible ASCII')
+      expect(cli.stderr()).not.toContain(token)
+    },
+  )
+
   it('never prints a write key, shared secret, admin token or URL token in full, even with DEBUG=analytics', async () => {
     const hook = await receiver()
     const [key, secret, token, urlToken] = ['wk_live_0123456789abcd', 'shared-secret-9876wxyz', 'admin-token-5555qrst', 'hook_0123456789']

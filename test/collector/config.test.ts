@@ -27,6 +27,10 @@ describe('createCollector config', () => {
     ['an unknown option', { sources: [source], adminTokn: 'x' }, 'adminTokn', /Unknown option/],
     ['an unknown source option', { sources: [{ ...source, webhook: {} }] }, 'sources[0].webhook', /Unknown option/],
     ['an empty admin token', { sources: [source], adminToken: '' }, 'adminToken', /non-empty string/],
+    ['an admin token with a space (a passphrase)', { sources: [source], adminToken: 'correct horse battery staple' }, 'adminToken', /visible ASCII .*character 8 is a space/],
+    ['an admin token with a character a browser cannot send', { sources: [source], adminToken: 'token-€-123456' }, 'adminToken', /visible ASCII .*character 7 is not ASCII/],
+    ['an admin token with Latin-1 (curl and browsers send other bytes)', { sources: [source], adminToken: 'pässwört-123456' }, 'adminToken', /visible ASCII/],
+    ['an admin token with a control character', { sources: [source], adminToken: 'abc\tdef' }, 'adminToken', /visible ASCII/],
     ['an enabled destination without URLs', { sources: [hooks([])] }, 'sources[0].webhooks.urls', /at least one URL/],
     ['urls that are not an array', { sources: [hooks('https://x' as never)] }, 'sources[0].webhooks.urls', /array/],
     ['a non-http webhook URL', { sources: [hooks([{ url: 'ftp://x.test/' }])] }, 'sources[0].webhooks.urls[0].url', /http/],
@@ -35,6 +39,12 @@ describe('createCollector config', () => {
     ['a header with CR/LF', { sources: [hooks([{ url: 'https://h.test/', headers: { 'X-A': 'a\r\nb' } }])] }, 'sources[0].webhooks.urls[0].headers', /CR/],
     ['a header overriding Content-Type', { sources: [hooks([{ url: 'https://h.test/', headers: { 'content-type': 'x' } }])] }, 'sources[0].webhooks.urls[0].headers', /may not be overridden/],
     ['an empty shared secret', { sources: [hooks([{ url: 'https://h.test/' }], { sharedSecret: '' })] }, 'sources[0].webhooks.sharedSecret', /non-empty/],
+    ['a disabled destination with a secret that is an object', { sources: [{ ...source, webhooks: { enabled: false, sharedSecret: { length: 40 } } }] }, 'sources[0].webhooks.sharedSecret', /non-empty string/],
+    ['a disabled destination with a secret that is a number', { sources: [{ ...source, webhooks: { enabled: false, sharedSecret: 12345 } }] }, 'sources[0].webhooks.sharedSecret', /non-empty string/],
+    ['a disabled destination with an empty secret', { sources: [{ ...source, webhooks: { enabled: false, sharedSecret: '' } }] }, 'sources[0].webhooks.sharedSecret', /non-empty string/],
+    ['a disabled destination with a non-http URL', { sources: [{ ...source, webhooks: { enabled: false, urls: [{ url: 'ftp://x.test/' }] } }] }, 'sources[0].webhooks.urls[0].url', /http/],
+    ['a URL given twice', { sources: [hooks([{ url: 'https://h.test/a' }, { url: 'https://b.test/' }, { url: 'HTTPS://H.TEST/a' }])] }, 'sources[0].webhooks.urls[2].url', /repeats `sources\[0\]\.webhooks\.urls\[0\]\.url`/],
+    ['a URL given twice while disabled', { sources: [{ ...source, webhooks: { enabled: false, urls: [{ url: 'https://h.test/' }, { url: 'https://h.test/' }] } }] }, 'sources[0].webhooks.urls[1].url', /repeats/],
     ['a negative drain timeout', { sources: [source], drainTimeout: -1 }, 'drainTimeout', /integer/],
     ['a settings store without save', { sources: [source], settings: { kind: 'file', durable: true } }, 'settings', /settings store/],
     ['a settings store of an unknown kind', { sources: [source], settings: { kind: 'disk', durable: true, save: async () => true } }, 'settings', /settings store/],
@@ -47,6 +57,10 @@ describe('createCollector config', () => {
     expect(error.option).toBe(option)
     expect(error.message).toMatch(message)
     expect(error.message).toContain(option === 'config' ? 'config' : option)
+  })
+
+  it('never repeats an admin token in its error', () => {
+    expect(configError({ sources: [source], adminToken: 'correct horse battery staple' }).message).not.toContain('horse')
   })
 
   it('never repeats a queue URL (it may hold a password) in its error', () => {

@@ -128,6 +128,8 @@ export function requestDeletion(state: AdminState, input: DeletionRequest): Disp
   const { byName } = state
   const request = requireObject(input, 'a deletion request { userId, sources? }')
   const userId = requireString(request.userId, 'userId')
+  // Every destination would be asked to delete a user named by spaces: surely a slip of the form.
+  if (userId.trim() === '') throw new ValidationError('userId', `Expected \`userId\` to name a user, got only whitespace (${describe(userId)}).`)
   let affected: SourceRuntime[]
   if (request.sources === undefined) affected = [...byName.values()]
   else if (!Array.isArray(request.sources)) {

@@ -4,8 +4,8 @@
  *
  * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
  * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`
- * - `GET  /v1/admin/messages?since=&type=&event=&source=&limit=`  recent messages and deliveries
- * - `GET  /v1/admin/messages/stream?since=&type=&event=&source=`  the same, as Server-Sent Events
+ * - `GET  /v1/admin/messages?since=&boot=&type=&event=&source=&limit=`  recent messages and deliveries
+ * - `GET  /v1/admin/messages/stream?since=&boot=&type=&event=&source=`  the same, as Server-Sent Events
  * - `GET  /v1/admin/messages/{id}`             one of them
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
@@ -15,7 +15,7 @@ import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/e
 import { stringifyExact } from '../../message/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
-import type { ConsoleRecorder } from './recorder.js'
+import type { ConsoleRecorder, MessageRecord } from './recorder.js'
 import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
 
@@ -42,17 +42,46 @@ function integerParam(url: URL, name: string, fallback: number): number {
   return Number(text)
 }
 
-/** Records changed after `since` (all of them when `since` is beyond this run's version: a cursor from before a restart). */
-function messages(url: URL, recorder: ConsoleRecorder, since: number): MessagesAnswer {
+/**
+ * The cursor a reader's `since` (and `boot`) stands for here. A cursor of another process (a
+ * `boot` that is not this one's, or, from a reader that sends none, a version beyond this
+ * process's) is from before a restart: the reader gets everything, and the answer's `boot` tells
+ * it to drop what it had.
+ */
+function cursorOf(url: URL, recorder: ConsoleRecorder): number {
+  const since = integerParam(url, 'since', 0)
+  const boot = url.searchParams.get('boot')
+  if (boot !== null && boot !== '' && boot !== recorder.boot) return 0
+  return since > recorder.version ? 0 : since
+}
+
+/**
+ * With `since` (`paged`): the changes after it, oldest change first in pages of `limit` (each
+ * page listed newest first), `version` the last change sent and `more` when there are others.
+ * Without (`GET /v1/admin/messages` alone): the latest `limit` records and the current version.
+ */
+function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean): MessagesAnswer {
   const limit = integerParam(url, 'limit', 200)
   const type = url.searchParams.get('type')
   const event = url.searchParams.get('event')
   const source = url.searchParams.get('source')
-  const version = recorder.version
-  const records = recorder.changedSince(since > version ? 0 : since).filter(
-    (r) => (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source),
-  )
-  return { version, messages: records.slice(0, limit) }
+  const keep = (r: MessageRecord) => (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source)
+  const { boot } = recorder
+  if (!paged) {
+    const version = recorder.version
+    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit) }
+  }
+  const page = recorder.changesPage(since, limit, keep)
+  return { boot, version: page.version, messages: page.messages, ...(page.more && { more: true }) }
+}
+
+/** The `{name}` of a settings path, decoded; malformed percent-encoding names no source (404). */
+function sourceName(encoded: string, path: string): string {
+  try {
+    return decodeURIComponent(encoded)
+  } catch {
+    throw notFound(path, `No source is named ${JSON.stringify(encoded)}: its percent-encoding is malformed.`)
+  }
 }
 
 /** A record as JSON: a message's integers beyond 2^53 (kept as `bigint`) are written digit for digit. */
@@ -75,16 +104,17 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   if (settings) {
     only('PUT', request, path)
     const { value: body } = parseJson(await readBodyText(request))
-    const { source, persisted } = await context.settings.update(decodeURIComponent(settings[1]), body)
+    const { source, persisted } = await context.settings.update(sourceName(settings[1], path), body)
     return jsonResponse(200, { success: true, source, persisted })
   }
   if (path === '/v1/admin/messages') {
     only('GET', request, path)
-    return exactJson(messages(url, context.recorder, integerParam(url, 'since', 0)))
+    return exactJson(messages(url, context.recorder, cursorOf(url, context.recorder), url.searchParams.has('since')))
   }
   if (path === '/v1/admin/messages/stream') {
     only('GET', request, path)
-    return context.streams.open((since) => messages(url, context.recorder, since), integerParam(url, 'since', 0))
+    // The `boot` check applies to the reader's cursor only: later cursors are this process's.
+    return context.streams.open((since) => messages(url, context.recorder, since, true), cursorOf(url, context.recorder))
   }
   if (path === '/v1/admin/activity') {
     only('GET', request, path)

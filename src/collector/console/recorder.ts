@@ -54,6 +54,11 @@ export class ConsoleRecorder {
   readonly #listeners = new Set<() => void>()
   #sequence = 0
   #version = 0
+  /**
+   * Names this process's record: versions and ids start again at 1 after a restart, so a reader's
+   * cursor from an earlier process could otherwise pass for one of this process's.
+   */
+  readonly boot: string = crypto.randomUUID()
 
   constructor(options: { limit?: number; now?: () => number } = {}) {
     this.#limit = options.limit ?? 500
@@ -101,6 +106,23 @@ export class ConsoleRecorder {
     const out: Entry[] = []
     for (const entry of this.#entries.values()) if (entry.version > version) out.push(entry)
     return out.reverse().slice(0, limit).map((entry) => entry.record)
+  }
+
+  /**
+   * The first `limit` changes after `since` (oldest change first) of the records `keep` selects,
+   * listed newest first. `version` is the cursor to ask from next: the last change sent when
+   * there are more (`more`), else the current version. A cursor past a record that was not sent
+   * would lose it for good, so a burst larger than `limit` is read in several pages.
+   */
+  changesPage(since: number, limit: number, keep: (record: MessageRecord) => boolean): { version: number; messages: MessageRecord[]; more: boolean } {
+    const changed: Entry[] = []
+    for (const entry of this.#entries.values()) if (entry.version > since && keep(entry.record)) changed.push(entry)
+    const more = changed.length > limit
+    const page = more ? changed.sort((a, b) => a.version - b.version).slice(0, limit) : changed
+    const version = more ? page[page.length - 1].version : this.#version
+    // Newest first, as every answer lists them (ids increase with arrival).
+    const messages = page.sort((a, b) => Number(b.id) - Number(a.id)).map((entry) => entry.record)
+    return { version, messages, more }
   }
 
   get(id: string): MessageRecord | undefined {

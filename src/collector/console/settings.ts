@@ -142,7 +142,8 @@ export class SourceSettings {
   #build(index: number, webhooks: SourceWebhooksConfig): WebhookDestination | undefined {
     const source = this.#host.sources[index]
     const resolved = resolveSourceWebhooks(webhooks, index)
-    return this.#host.build({ writeKey: source.writeKey, name: source.name, webhooks: resolved }, index)
+    // `configured`: a disabled destination's settings are checked too (they are shown, and may be turned on).
+    return this.#host.build({ writeKey: source.writeKey, name: source.name, webhooks: resolved, configured: webhooks }, index)
   }
 
   #apply(index: number, webhooks: SourceWebhooksConfig, destination: WebhookDestination | undefined): void {

@@ -5,15 +5,21 @@
  * burst of changes (gathered in a microtask), only while the reader keeps up: a slow reader gets
  * one event with everything that changed once it reads again, never a growing backlog. Each event
  * is `event: messages`, `id: <version>` and `data:` the answer `GET /v1/admin/messages` gives
- * (integers beyond 2^53 written digit for digit, as in `messagesResponse`).
+ * (integers beyond 2^53 written digit for digit, as in `messagesResponse`). A burst larger than
+ * one answer's `limit` goes as several events, a page each, as fast as the reader takes them.
  * Closing the collector ends every stream.
  */
 import { stringifyExact } from '../../message/exact-json.js'
 import type { MessageRecord } from './recorder.js'
 
 export interface MessagesAnswer {
+  /** Names the collector process (a new one after a restart): a reader drops what it had from another. */
+  boot: string
+  /** Ask from here next (`since`). */
   version: number
   messages: MessageRecord[]
+  /** More changes wait after `version` (the stream sends them next). */
+  more?: true
 }
 
 const encoder = new TextEncoder()
@@ -39,6 +45,8 @@ export class MessageStreams {
       const answer = select(version)
       version = answer.version
       if (always || answer.messages.length > 0) controller.enqueue(frame(answer))
+      // A page of a larger burst: the rest goes as soon as the reader takes this one (`pull`).
+      if (answer.more) waiting = true
     }
     const unsubscribe = this.subscribe(() => {
       if (waiting) return

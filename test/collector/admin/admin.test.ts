@@ -52,6 +52,8 @@ describe('requestDeletion', () => {
   it.each<[unknown, string]>([
     [{}, 'userId'],
     [{ userId: '' }, 'userId'],
+    [{ userId: '   ' }, 'userId'],
+    [{ userId: '\t\n' }, 'userId'],
     [{ userId: 'u', sources: 'web' }, 'sources'],
     [{ userId: 'u', sources: ['web', 'nope'] }, 'sources[1]'],
   ])('refuses %j naming %s', (request, field) => {
@@ -149,6 +151,7 @@ describe('admin endpoints', () => {
     ['a token that is a prefix', admin('/v1/deletions', { userId: 'u1' }, TOKEN.slice(0, -1)), 401],
     ['Basic auth', new Request('http://c.test/v1/deletions', { method: 'POST', headers: { authorization: `Basic ${btoa(`${TOKEN}:`)}` }, body: '{}' }), 401],
     ['an invalid body', admin('/v1/deletions', { userId: 42 }), 400],
+    ['a whitespace-only userId', admin('/v1/deletions', { userId: '   ' }), 400],
     ['an unknown source', admin('/v1/audiences', { source: 'x', audience: 'VIP', members: [] }), 400],
     ['a GET', new Request('http://c.test/v1/audiences', { headers: { authorization: `Bearer ${TOKEN}` } }), 405],
   ])('answers %s with %i', async (_, request, status) => {

@@ -55,6 +55,24 @@ describe('admin endpoints of the console', () => {
     expect(await json(collector, admin('/v1/admin/sources'))).toEqual(before)
   })
 
+  it.each([
+    ['a secret that is an object', { sharedSecret: { length: 40 } }, 'sources[1].webhooks.sharedSecret'],
+    ['a secret that is a number', { sharedSecret: 12345 }, 'sources[1].webhooks.sharedSecret'],
+    ['an empty secret', { sharedSecret: '' }, 'sources[1].webhooks.sharedSecret'],
+    ['a URL that is not http(s)', { urls: [{ url: 'ftp://x.test/' }] }, 'sources[1].webhooks.urls[0].url'],
+  ])('PUT with the destination off still refuses %s: a 400 naming the field, nothing saved, GET still answers', async (_, change, field) => {
+    const saved: unknown[] = []
+    const store: SettingsStore = { kind: 'file', durable: true, save: async (...args) => (saved.push(args), true) }
+    const { collector } = consoleCollector({ settings: store })
+    const before = await json(collector, admin('/v1/admin/sources'))
+    const { status, body } = await json(collector, admin('/v1/admin/sources/app/webhooks', { method: 'PUT', body: { enabled: false, ...change } }))
+    expect(status).toBe(400)
+    expect(body.error).toMatchObject({ code: 'VALIDATION', field })
+    expect(body.error.message).toContain(`\`${field}\``)
+    expect(saved).toEqual([])
+    expect(await json(collector, admin('/v1/admin/sources'))).toEqual(before)
+  })
+
   it('PUT applies to the next message without a restart; a source is turned on, and its secret replaced or removed', async () => {
     const { collector, calls } = consoleCollector()
     const on = await json(collector, admin('/v1/admin/sources/app/webhooks', {
@@ -85,6 +103,11 @@ describe('admin endpoints of the console', () => {
     const nope = await collector.fetch(admin('/v1/admin/sources/nope/webhooks', { method: 'PUT', body: {} }))
     expect(nope.status).toBe(404)
     expect(await nope.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: 'No source is named "nope".' } })
+    const malformed = await collector.fetch(admin('/v1/admin/sources/%E0%A4%A/webhooks', { method: 'PUT', body: {} }))
+    expect(malformed.status).toBe(404)
+    expect(await malformed.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: expect.stringContaining('percent-encoding is malformed') } })
+    const twice = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { urls: [{ url: 'https://h.test/ok' }, { url: 'https://h.test/ok' }] } }))
+    expect(twice).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION', field: 'sources[0].webhooks.urls[1].url' } } })
     const unknown = await json(collector, admin('/v1/admin/sources/web/webhooks', { method: 'PUT', body: { url: 'x' } }))
     expect(unknown).toMatchObject({ status: 400, body: { error: { field: 'sources[0].webhooks.url' } } })
   })
@@ -153,6 +176,17 @@ describe('admin endpoints of the console', () => {
     expect((await urlsOf(b.collector)).urls).toEqual([{ url: 'https://shared.test/in' }])
     await b.collector.close(0)
     expect(watchers.size).toBe(1)
+  })
+
+  it('a shared store holding a bad secret for a disabled destination: reported at load, the config\'s settings stay, GET answers', async () => {
+    const errors: unknown[] = []
+    const store: SettingsStore = { kind: 'queue', durable: true, save: async () => true, load: async () => ({ app: { enabled: false, sharedSecret: { length: 40 } as never } }) }
+    const { collector } = consoleCollector({ settings: store, onError: (error) => errors.push(error) })
+    await until(() => errors.length === 1, 'the bad saved setting reported')
+    expect(errors[0]).toMatchObject({ option: 'sources[1].webhooks.sharedSecret' })
+    const { status, body } = await json(collector, admin('/v1/admin/sources'))
+    expect(status).toBe(200)
+    expect(body.sources[1].webhooks).toEqual({ enabled: false, urls: [], sharedSecret: null })
   })
 
   it('reports a shared store that cannot load, and keeps the config\'s settings', async () => {

@@ -1,0 +1,126 @@
+/**
+ * The console's live view in real Chromium under traffic: a burst larger than one stream event is
+ * listed whole; keyboard focus stays on its record's button while other records arrive; a refused
+ * retry's error stays while live updates come; after the collector restarts (same port), the list
+ * shows exactly what the new process has, not a mix of old and new records.
+ */
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
+import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+
+const TOKEN = 'live-admin-token-0123456789'
+
+let browser: Chromium
+let collector: Collector
+let server: CollectorServer
+let port = 0
+let page: Page
+
+/** "web" forwards to a receiver that refuses everything (400: failed at once); "app" forwards nothing. */
+async function start(): Promise<void> {
+  collector = createCollector({
+    sources: [
+      { writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: 'https://receiver.test/hook' }] } },
+      { writeKey: 'app-key', name: 'app' },
+    ],
+    adminToken: TOKEN,
+    fetch: async () => new Response('no thanks', { status: 400 }),
+  })
+  server = await startServer(collector, { port })
+  port = Number(new URL(server.url).port)
+}
+
+async function stop(): Promise<void> {
+  await server?.close()
+  await collector?.close(0)
+}
+
+beforeAll(async () => {
+  await start()
+  browser = await launchChromium()
+  page = await browser.context.newPage()
+  await page.goto(`${server.url}/console`)
+  await page.getByLabel('Admin token').fill(TOKEN)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('region', { name: 'Source web' }).waitFor()
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stop()
+})
+
+const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
+const items = () => page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
+const labels = () => items().evaluateAll((li) => li.map((i) => i.getAttribute('aria-label')))
+
+async function send(key: string, batch: object[]): Promise<void> {
+  const response = await fetch(`${server.url}/v1/batch`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${btoa(`${key}:`)}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ batch }),
+  })
+  expect(response.status).toBe(200)
+}
+
+const tracks = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ type: 'track', event: `${prefix} ${i}`, userId: 'u', messageId: `${prefix}-${i}-${Math.random()}` }))
+
+describe('the live view', () => {
+  it('lists a burst larger than one stream event whole (150 identify, then 150 track)', async () => {
+    const identify = Array.from({ length: 150 }, (_, i) => ({ type: 'identify', userId: `burst-${i}`, messageId: `identify-${i}` }))
+    await send('app-key', [...identify, ...tracks('Burst', 150)])
+    await eventually(() => items().first().getAttribute('aria-label')).toBe('track Burst 149')
+    await page.getByLabel('Type').selectOption('identify')
+    await eventually(() => items().count()).toBe(150)
+    await page.getByLabel('Type').selectOption('')
+  })
+
+  it("keeps keyboard focus on a record's button while other records arrive", async () => {
+    const details = page.getByRole('button', { name: 'Details of track Burst 149' })
+    await details.focus()
+    await send('app-key', tracks('Focus', 1))
+    await eventually(() => items().first().getAttribute('aria-label')).toBe('track Focus 0')
+    const focused = () => page.evaluate(() => (document.activeElement?.tagName === 'BUTTON' ? document.activeElement.textContent : document.activeElement?.tagName))
+    expect(await focused()).toBe('Details of track Burst 149')
+    await page.keyboard.press('Enter')
+    await page.getByLabel('Raw JSON of track Burst 149').waitFor()
+    // Opening the details rebuilds that item: focus moves to its new button.
+    expect(await focused()).toBe('Details of track Burst 149')
+    await page.keyboard.press('Enter')
+  })
+
+  it("keeps a refused retry's error while live updates come", async () => {
+    await send('web-key', tracks('Will Fail', 1))
+    const failed = page.getByRole('listitem', { name: 'track Will Fail 0' })
+    await eventually(() => failed.locator('.outcome').textContent()).toBe('failed')
+    const off = await fetch(`${server.url}/v1/admin/sources/web/webhooks`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    })
+    expect(off.status).toBe(200)
+    await failed.getByRole('button', { name: 'Retry delivery of track Will Fail 0' }).click()
+    const refused = page.getByRole('alert').filter({ hasText: 'turn it on to retry' })
+    await refused.waitFor()
+    for (let i = 0; i < 3; i++) {
+      await send('app-key', tracks(`Update ${i}`, 1))
+      await eventually(() => items().first().getAttribute('aria-label')).toBe(`track Update ${i} 0`)
+    }
+    expect(await refused.isVisible()).toBe(true)
+  })
+
+  it('after a restart, shows exactly what the new process has', async () => {
+    const before = await fetch(`${server.url}/v1/admin/messages?limit=1`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    const { version } = (await before.json()) as { version: number }
+    await stop()
+    await start()
+    // Sent before the page reconnects (a second after the stream ended), and more of them than
+    // the old process's version: the new process's versions pass the page's old cursor.
+    const count = version + 20
+    await send('app-key', tracks('After restart', count))
+    const expected = Array.from({ length: 200 }, (_, i) => `track After restart ${count - 1 - i}`)
+    await eventually(labels).toEqual(expected)
+  })
+})
