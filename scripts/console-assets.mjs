@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -34,7 +35,15 @@ export async function buildConsoleAssets() {
   return { js: result.outputFiles[0].text, css: css.outputFiles[0].text }
 }
 
-const moduleSource = async () => `export default ${JSON.stringify(await buildConsoleAssets())}`
+/**
+ * The module embeds each asset gzipped (base64): a collector bundle (a worker serving it) carries
+ * 8 KB instead of 15, and the page serves the bytes as they are to browsers, which all accept gzip.
+ */
+const moduleSource = async () => {
+  const { js, css } = await buildConsoleAssets()
+  const packed = (text) => gzipSync(text, { level: 9 }).toString('base64')
+  return `export default ${JSON.stringify({ js: packed(js), css: packed(css) })}`
+}
 
 /** esbuild (tsup) plugin: `import assets from 'virtual:console-assets'`. */
 export const consoleAssetsEsbuild = {

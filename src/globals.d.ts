@@ -10,6 +10,7 @@ declare const __BROWSER__: boolean | undefined
 
 /** The console's built assets (src/console/), embedded by the build: see scripts/console-assets.mjs. */
 declare module 'virtual:console-assets' {
+  /** Each asset's text, gzipped, in base64. */
   const assets: { js: string; css: string }
   export default assets
 }

@@ -43,14 +43,32 @@ const DISABLED_PAGE = `${head('Collector console (not enabled)', false)}
 (or set <code>"adminToken"</code> in the <code>--config</code> file), then reload this page and sign in with that token.</p>
 </main></body></html>`
 
-function answer(body: string, type: string, status = 200): Response {
-  return new Response(body, { status, headers: { 'content-type': `${type}; charset=utf-8`, ...SECURITY_HEADERS } })
+function answer(body: BodyInit, type: string, extra: Record<string, string> = {}): Response {
+  return new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, ...SECURITY_HEADERS, ...extra } })
 }
 
-/** The answer to a `GET` of `/console`, `/console/console.js` or `/console/console.css`; else `undefined`. */
-export function consoleAsset(path: string, enabled: boolean): Response | undefined {
+const unpacked = new Map<string, Uint8Array<ArrayBuffer>>()
+/** An embedded asset's gzipped bytes (decoded from base64 once). */
+function gzipped(base64: string): Uint8Array<ArrayBuffer> {
+  let bytes = unpacked.get(base64)
+  if (!bytes) unpacked.set(base64, (bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))))
+  return bytes
+}
+
+/** An embedded asset: gzipped as stored when the client accepts gzip (browsers all do), else decompressed. */
+function asset(base64: string, type: string, acceptEncoding: string | null): Response {
+  const bytes = gzipped(base64)
+  if (/\bgzip\b/i.test(acceptEncoding ?? '')) return answer(bytes, type, { 'content-encoding': 'gzip', vary: 'Accept-Encoding' })
+  return answer(new Response(bytes).body!.pipeThrough(new DecompressionStream('gzip')), type, { vary: 'Accept-Encoding' })
+}
+
+/**
+ * The answer to a `GET` of `/console`, `/console/console.js` or `/console/console.css`; else
+ * `undefined`. `acceptEncoding`: the request's `Accept-Encoding`.
+ */
+export function consoleAsset(path: string, enabled: boolean, acceptEncoding: string | null = null): Response | undefined {
   if (path === '/console') return answer(enabled ? PAGE : DISABLED_PAGE, 'text/html')
-  if (path === '/console/console.css') return answer(assets.css, 'text/css')
-  if (path === '/console/console.js' && enabled) return answer(assets.js, 'text/javascript')
+  if (path === '/console/console.css') return asset(assets.css, 'text/css', acceptEncoding)
+  if (path === '/console/console.js' && enabled) return asset(assets.js, 'text/javascript', acceptEncoding)
   return undefined
 }

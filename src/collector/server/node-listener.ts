@@ -173,8 +173,9 @@ async function writeResponse(response: Response | JsonAnswer, req: IncomingMessa
   if (response.body !== null && /^text\/event-stream/i.test(headers['content-type'] ?? '')) {
     return streamResponse(response.body, response.status, headers, res, streams)
   }
-  // Text goes out as a string: Node then writes it in one go with the headers.
-  const textual = /^(?:application\/json|text\/)/i.test(headers['content-type'] ?? '')
+  // Text goes out as a string: Node then writes it in one go with the headers (not encoded text,
+  // such as the console's gzipped assets: those are bytes).
+  const textual = /^(?:application\/json|text\/)/i.test(headers['content-type'] ?? '') && headers['content-encoding'] === undefined
   const body = response.body === null ? undefined : textual ? await response.text() : Buffer.from(await response.arrayBuffer())
   writeBuffered(response.status, headers, body, req, res)
 }

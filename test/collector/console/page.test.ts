@@ -1,4 +1,5 @@
 /** GET /console: the console's page and assets, with and without an admin token. */
+import { gunzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CONSOLE_CSP } from '../../../src/collector/console/page.js'
 import { createCollector } from '../../../src/collector/index.js'
@@ -26,6 +27,22 @@ describe('GET /console', () => {
     expect(style.headers.get('content-type')).toBe('text/css; charset=utf-8')
     expect((await collector.fetch(new Request('http://collector.test/console/other.js'))).status).toBe(404)
     expect((await collector.fetch(new Request('http://collector.test/console', { method: 'POST' }))).status).toBe(405)
+  })
+
+  it('serves its assets gzipped to a client that accepts gzip, and as text to one that does not', async () => {
+    const { collector } = consoleCollector()
+    const plain = await collector.fetch(new Request('http://collector.test/console/console.js'))
+    expect(plain.headers.get('content-encoding')).toBeNull()
+    const text = await plain.text()
+    const zipped = await collector.fetch(new Request('http://collector.test/console/console.js', { headers: { 'accept-encoding': 'gzip, deflate, br' } }))
+    expect(zipped.headers.get('content-encoding')).toBe('gzip')
+    expect(zipped.headers.get('vary')).toBe('Accept-Encoding')
+    expect(zipped.headers.get('content-security-policy')).toBe(CONSOLE_CSP)
+    const bytes = new Uint8Array(await zipped.arrayBuffer())
+    expect(bytes.byteLength).toBeLessThan(text.length / 2)
+    expect(gunzipSync(bytes).toString('utf8')).toBe(text)
+    const style = await collector.fetch(new Request('http://collector.test/console/console.css', { headers: { 'accept-encoding': 'gzip' } }))
+    expect(gunzipSync(new Uint8Array(await style.arrayBuffer())).toString('utf8')).toBe(await (await collector.fetch(new Request('http://collector.test/console/console.css'))).text())
   })
 
   it('without an admin token, says how to enable it; the admin endpoints do not exist', async () => {
