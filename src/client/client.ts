@@ -86,7 +86,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         // its timer fires would hand them on unsent again, and again.
         const adopted = this.#queue.splice(queued)
         this.#queue.unshift(...adopted)
-        this.#dispatchQueue(false, adopted.length)
+        // (None taken, all dropped: the page's own timer stays armed.)
+        if (adopted.length) this.#dispatchQueue(false, adopted.length)
         return true
       })
       : memoryStore

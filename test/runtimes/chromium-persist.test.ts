@@ -237,6 +237,17 @@ describe('Chromium: persist', () => {
     await page.close()
   }, 60_000)
 
+  it('a page whose queue is full when it takes a list over drops that list (reported) and still sends its own on time', async () => {
+    await leaveBehind('persist-full', ['dropped'], 3, (page) => page.close())
+    const next = await open()
+    // Its two messages fill the queue before the lock of the closed page's list is granted.
+    const own = await startClient(next.page, 'persist-full', { endpoint: sink.url, maxQueueSize: 2, flushAfter: 300 }, 'own', 2)
+    await sink.waitForMessages(2, 10_000, (m) => m.event?.startsWith('own-') ?? false)
+    expect(received('own').map((m) => m.messageId).sort(), next.console.join('\n')).toEqual([...own].sort())
+    expect(await next.page.evaluate(() => (window as unknown as { client: { stats(): { dropped: number } } }).client.stats().dropped)).toBe(3)
+    await next.page.close()
+  }, 60_000)
+
   it('a stored bigint keeps its digits when the next page sends it', async () => {
     const { page } = await open()
     await page.evaluate((down) => {
