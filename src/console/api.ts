@@ -52,12 +52,33 @@ async function failure(response: Response): Promise<ApiFailure> {
   })
 }
 
+const json = JSON as JSON & { rawJSON?: (text: string) => unknown }
+const DIGITS = /^-?\d+$/
+
+/**
+ * Parses an answer of the collector. It writes an integer beyond ±(2^53 − 1) digit for digit (an
+ * int64 ID in a message), which `JSON.parse` alone rounds (`9223372036854775807` becomes
+ * `9223372036854776000`). Where the browser hands the reviver each value's source text (JSON.parse
+ * source text access: Chrome 114, Firefox 135, Safari 18.4, which all ship `JSON.rawJSON` with it),
+ * such an integer becomes `JSON.rawJSON` of its digits: an object that `JSON.stringify` writes back
+ * as those digits (the raw JSON view), and that nothing else in the page reads. Elsewhere it is
+ * rounded, as `JSON.parse` does. Only text with 16 digits in a row can hold one: other answers
+ * are parsed without a reviver.
+ */
+function parseAnswer(text: string): unknown {
+  if (json.rawJSON === undefined || !/\d{16}/.test(text)) return JSON.parse(text)
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && DIGITS.test(context.source)
+      ? json.rawJSON!(context.source)
+      : value)
+}
+
 /** Calls `path` (relative to the collector's root) and returns its JSON; throws `ApiFailure`. */
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
   const response = await request(path, init)
   if (!response.ok) throw await failure(response)
   const text = await response.text()
-  return (text === '' ? {} : JSON.parse(text)) as T
+  return (text === '' ? {} : parseAnswer(text)) as T
 }
 
 /**
@@ -77,7 +98,7 @@ export async function apiStream(path: string, onData: (data: unknown) => void): 
       buffered = events.pop()!
       for (const event of events) {
         const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart())
-        if (data.length > 0) onData(JSON.parse(data.join('\n')))
+        if (data.length > 0) onData(parseAnswer(data.join('\n')))
       }
     }
   } catch (error) {

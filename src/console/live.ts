@@ -83,6 +83,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
       expanded
         ? h('div', { id: detailsId, class: 'details' },
             attemptsTable(record),
+            // An integer beyond 2^53 is `JSON.rawJSON` of its digits here (api.ts): written as received.
             h('pre', { 'aria-label': `Raw JSON of ${label}` }, JSON.stringify(record.message, null, 2)))
         : null,
     )

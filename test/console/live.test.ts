@@ -2,7 +2,8 @@
  * The console's live view in real Chromium under traffic: a burst larger than one stream event is
  * listed whole; keyboard focus stays on its record's button while other records arrive; a refused
  * retry's error stays while live updates come; after the collector restarts (same port), the list
- * shows exactly what the new process has, not a mix of old and new records.
+ * shows exactly what the new process has, not a mix of old and new records. An integer beyond 2^53
+ * in a message shows in its raw JSON digit for digit.
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -109,6 +110,34 @@ describe('the live view', () => {
       await eventually(() => items().first().getAttribute('aria-label')).toBe(`track Update ${i} 0`)
     }
     expect(await refused.isVisible()).toBe(true)
+  })
+
+  it('shows integers beyond 2^53 in the raw JSON digit for digit, as the collector received them', async () => {
+    // Written by hand: JSON.stringify cannot write these numbers.
+    const body = '{"batch":[{"type":"track","event":"Int64","userId":"u","messageId":"int64-1","properties":'
+      + '{"orderId":9223372036854775807,"refund":-9223372036854775808,"ids":[9007199254740993,42],"price":0.1}}]}'
+    const response = await fetch(`${server.url}/v1/batch`, { method: 'POST', headers: { authorization: `Basic ${btoa('app-key:')}` }, body })
+    expect(response.status).toBe(200)
+    const item = page.getByRole('listitem', { name: 'track Int64' })
+    await item.getByRole('button', { name: 'Details of track Int64' }).click()
+    const raw = await item.getByLabel('Raw JSON of track Int64').textContent()
+    // The numbers as the page shows them (Node 20's JSON.parse has no source text to read them with).
+    const numbers = (text: string | null) => text?.match(/-?\d[\d.]*(?=,?\n)/g)
+    const sent = ['9223372036854775807', '-9223372036854775808', '9007199254740993', '42', '0.1']
+    expect(numbers(raw)).toEqual(sent)
+    await item.getByRole('button', { name: 'Details of track Int64' }).click()
+
+    // A browser without JSON.parse source text access (and so without JSON.rawJSON, shipped with
+    // it) shows them rounded, as JSON.parse does, and nothing else changes.
+    const older = await browser.context.newPage()
+    await older.addInitScript(() => delete (JSON as { rawJSON?: unknown }).rawJSON)
+    await older.goto(`${server.url}/console`)
+    await older.getByLabel('Admin token').fill(TOKEN)
+    await older.getByRole('button', { name: 'Sign in' }).click()
+    const olderItem = older.getByRole('listitem', { name: 'track Int64' })
+    await olderItem.getByRole('button', { name: 'Details of track Int64' }).click()
+    expect(numbers(await olderItem.getByLabel('Raw JSON of track Int64').textContent())).toEqual(sent.map((n) => String(Number(n))))
+    await older.close()
   })
 
   it('after a restart, shows exactly what the new process has', async () => {
