@@ -51,6 +51,11 @@ export interface AttemptRequest {
   fetch: Transport
   timeout: number
   now: () => number
+  /**
+   * Send nothing: each URL of this attempt fails with this error and stays worth another attempt
+   * (`attempt()` after `close()`: a durable queue keeps the message and retries it later).
+   */
+  refused?: AnalyticsError
 }
 
 export interface AttemptOutcome {
@@ -59,13 +64,15 @@ export interface AttemptOutcome {
   /** Each URL's latest outcome, in the order of `targets`. */
   results: UrlResult[]
   /**
-   * When not delivered: the URLs worth another attempt (their failure was retryable). Empty when
-   * every URL failed for good: then the delivery has failed.
+   * When not delivered: the URLs worth another attempt (their failure was retryable, or nothing
+   * was sent: `close()` had been called). Empty when every URL failed for good: then the delivery
+   * has failed.
    */
   retry: number[]
   /**
    * When not delivered: the error that decides what happens next: the retryable one asking the
-   * longest Retry-After if any (so every URL's wish is honoured), else the first final one.
+   * longest Retry-After if any (so every URL's wish is honoured), else the first final one; a
+   * `ClientClosedError` when nothing was sent because of `close()`.
    */
   error?: AnalyticsError
   /** The deciding error's Retry-After in ms, when the server sent one (uncapped). */
@@ -78,7 +85,8 @@ export const retryAfterOf = (error: AnalyticsError | undefined): number =>
 /**
  * Tries once; resolves with the outcome, never rejects. `urls` that name no URL, or an index that
  * is not one of `targets`, resolve at once with a final `ValidationError` naming `urls` and nothing
- * sent (a bad index would otherwise throw, and an empty list never settle).
+ * sent (a bad index would otherwise throw, and an empty list never settle); with `refused`, at once
+ * with that error, nothing sent, and every URL named left to retry.
  */
 export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
   const { targets, body, attempt: n } = request
@@ -86,6 +94,11 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
   const results: UrlResult[] = request.previous ? request.previous.map((r) => ({ ...r })) : targets.map(({ url }) => ({ url, attempt: 0 }))
   const invalid = invalidUrls(active, targets.length)
   if (invalid) return Promise.resolve({ deliveredBy: -1, results, retry: [], error: invalid })
+  const { refused } = request
+  if (refused) {
+    for (const i of active) results[i] = { url: targets[i].url, attempt: n, error: refused }
+    return Promise.resolve({ deliveredBy: -1, results, retry: [...active], error: refused })
+  }
   for (const i of active) results[i] = { url: targets[i].url, attempt: n, pending: true }
   return new Promise<AttemptOutcome>((resolve) => {
     let remaining = active.length

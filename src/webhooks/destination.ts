@@ -22,6 +22,7 @@ import {
   type ResolvedDestinationOptions,
   type WebhookDestinationOptions,
 } from './options.js'
+import { finalError } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
 
@@ -133,6 +134,8 @@ export class WebhookDestination {
    * resolves with the outcome, including the URLs worth another attempt and any Retry-After.
    * For a caller that owns the schedule (a durable queue). Never rejects: `urls` that are empty or
    * hold an index that is not a configured URL's resolve with a final `ValidationError` on `urls`.
+   * After `close()` nothing is sent: it resolves at once with a `ClientClosedError` and every URL
+   * named still in `retry`, so a durable queue keeps the message for a later attempt.
    */
   attempt(
     body: string,
@@ -155,6 +158,7 @@ export class WebhookDestination {
       fetch,
       timeout,
       now,
+      ...(this.#closed && { refused: new ClientClosedError('attempt') }),
     })
   }
 
@@ -220,6 +224,7 @@ export class WebhookDestination {
       deliveredBy: -1,
     }
     let stoppedBy: unknown
+    const startedAt = now()
     try {
       await retry(
         async (n) => {
@@ -257,16 +262,9 @@ export class WebhookDestination {
       this.#events.emit('delivered', { payload, attempt: delivery.attempts, url, status: status!, results })
       return { delivered: true, attempts: delivery.attempts, results }
     }
-    // Stopped by close(): while waiting to retry, or after an attempt that would have been retried.
-    const cancelled =
-      this.#closing.signal.aborted &&
-      (stoppedBy === this.#closing.signal.reason || (delivery.active.length > 0 && isRetryableError(delivery.error)))
-    const error = cancelled
-      ? new AbortedError('WebhookDestination closed before the message was delivered; its retry was cancelled.', {
-          cause: delivery.error,
-        })
-      : (delivery.error ?? new AbortedError('Delivery stopped before any attempt.', { cause: stoppedBy }))
-    return this.#fail(payload, delivery.attempts, results, error)
+    const { error, active } = delivery
+    const ended = { error, active, closing: this.#closing.signal, stoppedBy, retryWindow, elapsed: now() - startedAt }
+    return this.#fail(payload, delivery.attempts, results, finalError(ended))
   }
 
   #fail(payload: object, attempts: number, results: UrlResult[], error: AnalyticsError): DeliveryResult {

@@ -57,4 +57,19 @@ describe('WebhookDestination.attempt', () => {
     }
     expect(a.requests).toHaveLength(0)
   })
+
+  it('after close(): sends nothing, resolves at once with a ClientClosedError, and leaves every URL named to retry', async () => {
+    const a = await server({ status: 200 })
+    const b = await server({ status: 200 })
+    const destination = new WebhookDestination({ urls: [{ url: a.url }, { url: b.url }] })
+    await destination.close()
+    const first = await destination.attempt(body)
+    expect(first).toMatchObject({ deliveredBy: -1, retry: [0, 1], error: { name: 'ClientClosedError', code: 'CLIENT_CLOSED' } })
+    expect(first.error!.message).toBe('Cannot call attempt() after close().')
+    const later = await destination.attempt(body, { attempt: 3, urls: [1], previous: [{ url: a.url, attempt: 2, status: 400 }, { url: b.url, attempt: 2, status: 503 }] })
+    expect(later).toMatchObject({ deliveredBy: -1, retry: [1], results: [{ url: a.url, attempt: 2, status: 400 }, { url: b.url, attempt: 3, error: { code: 'CLIENT_CLOSED' } }] })
+    // Not final: the retry policy schedules another attempt (a durable queue keeps the message).
+    expect(destination.nextRetryDelay(later, 3, Date.now())).toBeTypeOf('number')
+    expect(a.requests.length + b.requests.length).toBe(0)
+  })
 })

@@ -1,6 +1,6 @@
 /** WebhookDestination retries, on real loopback servers, with the backoff run on fake timers. */
 import { describe, expect, it, vi } from 'vitest'
-import { WEBHOOK_DEFAULTS, WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
+import { HttpError, NetworkError, WEBHOOK_DEFAULTS, WebhookDestination, toWebhookPayload } from '../../src/webhooks/index.js'
 import { deliverToEnd, next, settle, useFakeTimers } from './drive.js'
 import { useServers } from './servers.js'
 
@@ -91,6 +91,9 @@ describe('WebhookDestination retries', () => {
     const { result, delays } = await deliverToEnd(destination, payload)
     expect(delays).toEqual([])
     expect(result).toMatchObject({ delivered: false, attempts: 1, error: { status: 503 } })
+    expect(result.error!.message).toBe(
+      `${a.url} answered 503 (Retry-After: 18000000 ms); no retry: its Retry-After reaches past the retry window (4 hours from the first attempt).`,
+    )
   })
 
   it('backs off exponentially with full jitter, capped', async () => {
@@ -122,6 +125,29 @@ describe('WebhookDestination retries', () => {
     expect(result).toMatchObject({ delivered: false, attempts: started.length, error: { code: 'HTTP', status: 503 } })
     expect(a.requests).toHaveLength(started.length)
     expect(await failed).toMatchObject({ attempts: started.length })
+  })
+
+  it('when the window ends the retrying, the final error says so, of the same class and code, the last attempt\'s error its cause', async () => {
+    useFakeTimers()
+    const a = await server({ status: 503 })
+    const destination = new WebhookDestination({ urls: [{ url: a.url }], random: () => 0.999 })
+    const failed = next(destination, 'failed')
+    const { result } = await deliverToEnd(destination, payload)
+    const { error } = result
+    expect(error).toBeInstanceOf(HttpError)
+    expect(error).toMatchObject({ name: 'HttpError', code: 'HTTP', status: 503 })
+    expect(error!.message).toBe(`${a.url} answered 503; no retry: the next would start past the retry window (4 hours from the first attempt).`)
+    expect(error!.cause).toMatchObject({ name: 'HttpError', status: 503, message: `${a.url} answered 503.` })
+    expect(error!.stack).toMatch(/^HttpError: .* answered 503; no retry: /)
+    expect((await failed).error).toBe(error)
+
+    // Another class and window: a refused connection, retried for 90 s.
+    const gone = await server()
+    await gone.close()
+    const short = await deliverToEnd(new WebhookDestination({ urls: [{ url: gone.url }], retryWindow: 90_000, random: () => 0.999 }), payload)
+    expect(short.result.error).toBeInstanceOf(NetworkError)
+    expect(short.result.error).toMatchObject({ code: 'NETWORK', cause: { code: 'NETWORK' } })
+    expect(short.result.error!.message).toMatch(/ECONNREFUSED .*; no retry: the next would start past the retry window \(90 seconds from the first attempt\)\.$/)
   })
 
   it('with retryWindow 0, does not retry', async () => {
