@@ -218,10 +218,10 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     // Everything is done within the drain timeout plus a second, whatever the queue server does.
     const deadline = Date.now() + timeoutMs + 1_000
-    const { drained, pending } = await queue.close(timeoutMs)
+    const { drained, pending, stopped } = await queue.close(timeoutMs)
     sharedConsole?.close()
     if (bus) await settlesWithin(bus.close(), Math.max(0, deadline - Date.now()))
-    if (queue.durable) log(drained ? 'closed: attempts in flight finished; the rest stays in the queue server' : 'closed: attempts still in flight were stopped; they stay in the queue server')
+    if (queue.durable) log(durableClosed(drained, stopped ?? 0, timeoutMs))
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stats: stats() }
   }
@@ -239,4 +239,15 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
       return closing !== undefined
     },
   }
+}
+
+/**
+ * What a durable drain did. Not drained: the worker had not stopped at the bound, with attempts
+ * in flight (stopped then) or without (a queue server gone or not answering, a job waiting on it).
+ */
+function durableClosed(drained: boolean, stopped: number, timeoutMs: number): string {
+  if (drained) return 'closed: attempts in flight finished; the rest stays in the queue server'
+  if (stopped === 0) return `closed: no attempt was in flight, but the queue worker had not stopped after ${timeoutMs} ms; the queued deliveries stay in the queue server`
+  const one = stopped === 1
+  return `closed: ${count(stopped, 'attempt')} still in flight after ${timeoutMs} ms ${one ? 'was' : 'were'} stopped; ${one ? 'it stays' : 'they stay'} in the queue server with the queued deliveries`
 }

@@ -17,6 +17,7 @@ import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { maskUrl } from '../secrets.js'
+import type { StopSignal } from '../transport/stop.js'
 
 /** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
 export interface UrlResult {
@@ -56,6 +57,8 @@ export interface AttemptRequest {
    * (`attempt()` after `close()`: a durable queue keeps the message and retries it later).
    */
   refused?: AnalyticsError
+  /** Aborts the requests still open: an attempt given up on does not keep its connections. */
+  signal?: StopSignal
 }
 
 export interface AttemptOutcome {
@@ -138,10 +141,10 @@ function concludeFailedAttempt(results: UrlResult[], active: readonly number[]):
 }
 
 async function send(request: AttemptRequest, target: AttemptTarget, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
-  const { fetch, timeout, now } = request
+  const { fetch, timeout, now, signal } = request
   const { url } = target
   try {
-    const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout })
+    const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout, ...(signal && { signal }) })
     const { status } = response
     if (classifyStatus(status) === 'success') {
       void discardBody(response)

@@ -15,6 +15,7 @@ import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import { maskUrl } from '../secrets.js'
 import { retry } from '../transport/retry.js'
+import type { StopSignal } from '../transport/stop.js'
 import { isRetryableError, retryDelay } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
 import {
@@ -146,6 +147,8 @@ export class WebhookDestination {
       previous?: readonly UrlResult[]
       /** From `targetsFor(body)`, to sign once for many attempts. */
       targets?: readonly AttemptTarget[]
+      /** Aborts the attempt's requests (an `AbortSignal` will do): then it resolves with `AbortedError`s. */
+      signal?: StopSignal
     } = {},
   ): Promise<AttemptOutcome> {
     const { fetch, timeout, now } = this.#options
@@ -155,6 +158,7 @@ export class WebhookDestination {
       attempt: options.attempt ?? 1,
       ...(options.urls && { urls: options.urls }),
       ...(options.previous && { previous: options.previous }),
+      ...(options.signal && { signal: options.signal }),
       fetch,
       timeout,
       now,

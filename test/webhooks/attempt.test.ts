@@ -3,6 +3,7 @@
  * (the collector's durable queue). Real loopback servers.
  */
 import { describe, expect, it } from 'vitest'
+import { Stop } from '../../src/transport/stop.js'
 import { WebhookDestination, verifySignature } from '../../src/webhooks/index.js'
 import { useServers } from './servers.js'
 
@@ -71,5 +72,16 @@ describe('WebhookDestination.attempt', () => {
     // Not final: the retry policy schedules another attempt (a durable queue keeps the message).
     expect(destination.nextRetryDelay(later, 3, Date.now())).toBeTypeOf('number')
     expect(a.requests.length + b.requests.length).toBe(0)
+  })
+
+  it('a `signal` aborts the requests still open: the attempt resolves at once, its connection closed', async () => {
+    const hanging = await server({ status: 200, hang: true })
+    const closed = new Promise<void>((resolve) => hanging.server.once('connection', (socket) => socket.once('close', () => resolve())))
+    const stop = new Stop()
+    const attempt = new WebhookDestination({ urls: [{ url: hanging.url }] }).attempt(body, { signal: stop })
+    await hanging.received(1)
+    stop.abort()
+    expect(await attempt).toMatchObject({ deliveredBy: -1, error: { code: 'ABORTED' } })
+    await closed
   })
 })

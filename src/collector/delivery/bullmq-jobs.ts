@@ -109,6 +109,8 @@ export class JobRunner {
   readonly #settled: CoalescedWrites<Settled>
   /** Marks of completed jobs, dropped together. */
   readonly #forgotten: CoalescedWrites<readonly [job: string, count: number]>
+  /** Attempts started and not settled: those a stop at the drain's bound gives up on. */
+  #inFlight = 0
 
   constructor(
     private readonly deps: {
@@ -127,7 +129,10 @@ export class JobRunner {
       pacer: Pacer
       /** Whether the process is closing: a `batch` job then hands back what it has not attempted. */
       closing: () => boolean
-      /** Aborted at the drain's bound: attempts still in flight are given up on, their jobs handed back. */
+      /**
+       * Aborted at the drain's bound: attempts still in flight are given up on (their requests
+       * aborted), their jobs handed back.
+       */
       stop: Stop
     },
   ) {
@@ -154,6 +159,11 @@ export class JobRunner {
     this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => {
       this.deps.report('queue server (settled marks)', error instanceof Error ? error : new Error(String(error)))
     })
+  }
+
+  /** Attempts in flight now (requests to a destination started, their outcome not known yet). */
+  get inFlight(): number {
+    return this.#inFlight
   }
 
   /** Resolves once the marks of the jobs completed so far are dropped (before closing the connection). */
@@ -248,7 +258,11 @@ export class JobRunner {
       trace.attempt(attempt, data.u ? data.u.map((i) => all[i]).filter((url) => url !== undefined) : all)
     }
     const startedAt = Date.now()
-    const attempted = destination.attempt(data.b, { attempt, ...(data.u && { urls: data.u }) }).finally(() => pacer.release())
+    this.#inFlight++
+    const attempted = destination.attempt(data.b, { attempt, signal: stop, ...(data.u && { urls: data.u }) }).finally(() => {
+      this.#inFlight--
+      pacer.release()
+    })
     const outcome = await orStopped(attempted, stop)
     if (outcome === STOPPED) return STOPPED
     const wasRetrying = data.f !== undefined

@@ -33,7 +33,7 @@ import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, type BacklogCounts, type De
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
-type Worker = import('bullmq').Worker
+type Worker = import('../state/bullmq-worker.js').CollectorWorker
 
 /** The BullMQ queue every collector shares. */
 export const QUEUE_NAME = 'isomorphic-analytics-deliveries'
@@ -65,6 +65,8 @@ export class BullmqQueue implements DeliveryQueue {
   #opened: Opened | undefined
   /** BullMQ's parts as soon as they exist (before they are connected), for `#disconnect`. */
   #opening: { queue: Queue; worker: Worker } | undefined
+  /** The drain gave up waiting for the server: BullMQ's parts are dropped as soon as they exist. */
+  #abandoned = false
   readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
@@ -156,6 +158,8 @@ export class BullmqQueue implements DeliveryQueue {
     }
     const worker: Worker = bullmqWorker(bullmq, this.#server, QUEUE_NAME, processor, workerOptions)
     this.#opening = { queue, worker }
+    // The drain gave up on the server while BullMQ was loading: these are dropped as made.
+    if (this.#abandoned) this.#disconnect()
     worker.on('error', workerErrors(processing, (error) => this.#report('queue worker', error), this.#log))
     // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
     // runs again later, skipping what it marked settled.
@@ -262,8 +266,9 @@ export class BullmqQueue implements DeliveryQueue {
     // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
     const opened = (await valueWithin(this.#ready.catch(() => undefined), timeoutMs))?.value
     if (opened === undefined) {
+      this.#abandoned = true
       this.#disconnect()
-      return { drained: true, pending: 0 }
+      return { drained: true, pending: 0, stopped: 0 }
     }
     const { queue, worker, runner, counters } = opened
     // Stop taking jobs; let attempts in flight finish within the bound. Jobs not finished stay in
@@ -272,12 +277,13 @@ export class BullmqQueue implements DeliveryQueue {
     const drained = await settlesWithin(closed, timeoutMs)
     // What follows has the second after the bound, less room for closing the server and exiting.
     const teardownBy = Date.now() + 700
+    const stopped = drained ? 0 : runner.inFlight
     if (!drained) {
-      // Attempts still in flight are given up on: their jobs go back to the server at once (not
-      // after their locks expire), within the second after the bound.
+      // Attempts still in flight are given up on (`stopped`): their jobs go back to the server at
+      // once (not after their locks expire), within the second after the bound.
       this.#stop.abort()
-      await settlesWithin(closed, 500)
-      void worker.close(true).catch(() => {})
+      // Its `close` may never finish (a queue server gone: see `CollectorWorker`).
+      if (!(await settlesWithin(closed, 500))) worker.abandon()
     }
     // Then the connections, politely within a bound: a queue server that went away answers none
     // of it, and the collector must still exit within its drain timeout (plus a second).
@@ -286,14 +292,19 @@ export class BullmqQueue implements DeliveryQueue {
       await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
     })()
     if (!(await settlesWithin(tidy, Math.max(0, teardownBy - Date.now())))) this.#disconnect()
-    return { drained, pending: 0 }
+    return { drained, pending: 0, stopped }
   }
 
-  /** Drops BullMQ's connections at once (its `close` waits for a server that may not answer). */
+  /**
+   * Drops BullMQ's connections at once (its `close` waits for a server that may not answer).
+   * `close(true)` first: it marks the parts closing, so they stop retrying, and drops connections
+   * never made ready (`disconnect` waits for them to be).
+   */
   #disconnect(): void {
-    for (const part of [this.#opening?.queue, this.#opening?.worker]) {
-      void (part as { disconnect?: () => Promise<void> } | undefined)?.disconnect?.().catch(() => {})
-    }
+    const { queue, worker } = this.#opening ?? {}
+    void worker?.close(true).catch(() => {})
+    void queue?.close().catch(() => {})
+    for (const part of [queue, worker]) void part?.disconnect().catch(() => {})
     void this.#counters.close().catch(() => {})
   }
 }

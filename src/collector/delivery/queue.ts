@@ -54,6 +54,11 @@ export interface DrainOutcome {
    * from then on). Durable: 0, since whatever was not finished stays in the queue server.
    */
   pending: number
+  /**
+   * Durable: the attempts still in flight at the bound, which were stopped (their deliveries
+   * stay in the queue server). Absent in memory, where what was left is `pending`.
+   */
+  stopped?: number
 }
 
 /**

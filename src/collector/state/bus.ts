@@ -17,7 +17,7 @@ import type { QueueServer } from '../config.js'
 import { loadExactJson, parseExact, stringifyExact } from '../../message/exact-json.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
-import { CLOSE_WAIT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
+import { CLOSE_WAIT_MS, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
 
 export type BusConnection =
   | { kind: 'redis'; redis: import('ioredis').Redis }
@@ -56,14 +56,23 @@ export class QueueBus {
   #next: Promise<void> | undefined
   #resolveNext: (() => void) | undefined
   #closed = false
+  /**
+   * Drops the connections the transport made, at once, whether or not they ever connected:
+   * `close` calls it when the transport never became ready (a server never reached), since
+   * those clients retry for ever and would keep the process alive after `close`.
+   */
+  #drop: (() => void) | undefined
+  /** `close` gave up on the transport: connections made from then on are dropped as they are made. */
+  #abandoned = false
   readonly #reportable = oncePer(10_000)
 
   constructor(server: QueueServer, onError: (error: unknown) => void) {
     this.#report = onError
     const receive = (text: string) => this.#receive(text)
     const fail = (where: string) => (error: Error) => this.#fail(where, error)
+    const hold = (drop: () => void) => (this.#abandoned ? drop() : void (this.#drop = drop))
     // Messages are parsed exactly (`parseExact`): its parser is loaded before listening.
-    this.#ready = loadExactJson().then(() => (server.kind === 'redis' ? openRedis(server.url, receive, fail) : openPostgres(server.url, receive, fail, () => this.#closed)))
+    this.#ready = loadExactJson().then(() => (server.kind === 'redis' ? openRedis(server.url, receive, fail, hold) : openPostgres(server.url, receive, fail, hold, () => this.#closed)))
     this.#ready.catch((error: unknown) => this.#fail('connection', error as Error))
   }
 
@@ -109,7 +118,10 @@ export class QueueBus {
     // A queue server that is down answers neither the last notices nor a connection: bounded.
     await settlesWithin(this.#sending, CLOSE_WAIT_MS)
     const transport = (await valueWithin(this.#ready.catch(() => undefined), CLOSE_WAIT_MS))?.value
-    await transport?.close().catch(() => {})
+    if (transport !== undefined) return transport.close().catch(() => {})
+    // Never connected (or not within the bound): nothing to say goodbye to, only retries to stop.
+    this.#abandoned = true
+    this.#drop?.()
   }
 
   #flush(): void {
@@ -182,10 +194,17 @@ function pack(id: string, notices: readonly string[], limit: number, drop: (size
   return messages
 }
 
-async function openRedis(url: string, receive: (text: string) => void, fail: (where: string) => (error: Error) => void): Promise<Transport> {
+/** `hold` is handed a way to drop the connections at once, as soon as they exist (see `QueueBus#drop`). */
+type Hold = (drop: () => void) => void
+
+async function openRedis(url: string, receive: (text: string) => void, fail: (where: string) => (error: Error) => void, hold: Hold): Promise<Transport> {
   const Redis = await loadRedis()
-  const redis = new Redis(url)
+  const redis = new Redis(url, { disconnectTimeout: DISCONNECT_TIMEOUT_MS })
   const subscriber = redis.duplicate()
+  hold(() => {
+    redis.disconnect()
+    subscriber.disconnect()
+  })
   redis.on('error', fail('connection'))
   subscriber.on('error', fail('subscription'))
   subscriber.on('message', (channel: string, text: string) => channel === CHANNEL && receive(text))
@@ -199,18 +218,28 @@ async function openRedis(url: string, receive: (text: string) => void, fail: (wh
   }
 }
 
-/** One client both listens and notifies; when it breaks, a new one replaces it a second later. */
+/**
+ * One client both listens and notifies; when it breaks, a new one replaces it a second later.
+ * Closing ends every client made and not ended yet, one still connecting included (pg has no
+ * connect timeout: a server that does not answer would hold it, and the process, for minutes).
+ */
 async function openPostgres(
   url: string,
   receive: (text: string) => void,
   fail: (where: string) => (error: Error) => void,
+  hold: Hold,
   closed: () => boolean,
 ): Promise<Transport> {
   const { Client } = await loadPg()
+  const clients = new Set<import('pg').Client>()
+  const endAll = () => Promise.all([...clients].map((client) => (clients.delete(client), client.end().catch(() => {})))).then(() => {})
+  hold(() => void endAll())
   const connect = async (): Promise<import('pg').Client> => {
     const client = new Client({ connectionString: url })
+    clients.add(client)
     client.on('notification', (n) => n.channel === CHANNEL && n.payload !== undefined && receive(n.payload))
     client.on('error', (error) => {
+      clients.delete(client)
       fail('listener')(error)
       if (closed()) return
       current = undefined
@@ -222,8 +251,14 @@ async function openPostgres(
       }
       later()
     })
-    await client.connect()
-    await client.query(`LISTEN ${CHANNEL}`)
+    try {
+      await client.connect()
+      await client.query(`LISTEN ${CHANNEL}`)
+    } catch (error) {
+      clients.delete(client)
+      void client.end().catch(() => {})
+      throw error
+    }
     return client
   }
   let current: import('pg').Client | undefined = await connect()
@@ -235,6 +270,6 @@ async function openPostgres(
     connection: { kind: 'postgres', query: async <R>(sql: string, values?: unknown[]) => (await client().query(sql, values)).rows as R[] },
     limit: POSTGRES_LIMIT,
     send: async (text) => void (await client().query('SELECT pg_notify($1, $2)', [CHANNEL, text])),
-    close: async () => current?.end(),
+    close: endAll,
   }
 }

@@ -23,7 +23,7 @@
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
-import { createTables, loadPg, loadRedis, quitRedis } from './drivers.js'
+import { createTables, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -257,7 +257,7 @@ class PostgresStore implements Store {
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
     const Redis = await loadRedis()
-    const redis = new Redis(server.url, { maxRetriesPerRequest: null })
+    const redis = new Redis(server.url, { maxRetriesPerRequest: null, disconnectTimeout: DISCONNECT_TIMEOUT_MS })
     // Its failures surface through the commands that fail, reported by their callers; without a
     // listener ioredis would also print each one ("Unhandled error event").
     redis.on('error', () => {})
@@ -265,6 +265,10 @@ async function openStore(server: QueueServer): Promise<Store> {
   }
   const { Pool } = await loadPg()
   const pool = new Pool({ connectionString: server.url, max: 4 })
+  // An idle client's failure (the server stopped or restarted) is emitted on the pool, and an
+  // 'error' without a listener would end the process; the queries that fail are reported by
+  // their callers, and the pool replaces the client.
+  pool.on('error', () => {})
   await createTables((sql) => pool.query(sql), [
     `CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, value bigint NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,

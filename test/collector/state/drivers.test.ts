@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { bullmqConnection } from '../../../src/collector/state/drivers.js'
 
 describe('bullmqConnection', () => {
-  it('Redis: host and port (6379 when the URL has none), no retry cap on commands (BullMQ requires it)', () => {
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://127.0.0.1:6380' })).toEqual({ host: '127.0.0.1', port: 6380, maxRetriesPerRequest: null })
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://queue.internal' })).toEqual({ host: 'queue.internal', port: 6379, maxRetriesPerRequest: null })
+  it('Redis: host and port (6379 when the URL has none), no retry cap on commands (BullMQ requires it), a short disconnection', () => {
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://127.0.0.1:6380' })).toEqual({ host: '127.0.0.1', port: 6380, maxRetriesPerRequest: null, disconnectTimeout: 100 })
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://queue.internal' })).toEqual({ host: 'queue.internal', port: 6379, maxRetriesPerRequest: null, disconnectTimeout: 100 })
   })
 
   it('Redis: decoded credentials, `/N` as the database, TLS for rediss:', () => {
@@ -17,9 +17,10 @@ describe('bullmqConnection', () => {
       db: 3,
       tls: {},
       maxRetriesPerRequest: null,
+      disconnectTimeout: 100,
     })
     // A password alone (Redis before ACLs): no username.
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://:secret@127.0.0.1:6379' })).toEqual({ host: '127.0.0.1', port: 6379, password: 'secret', maxRetriesPerRequest: null })
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://:secret@127.0.0.1:6379' })).toEqual({ host: '127.0.0.1', port: 6379, password: 'secret', maxRetriesPerRequest: null, disconnectTimeout: 100 })
   })
 
   it('PostgreSQL: the URL as it is, and BullMQ creates its tables', () => {
