@@ -124,27 +124,19 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
     await expectEndsOnItsOwn(collector)
   })
 
-  it('a Redis queue server reached, then stopped mid-run', async () => {
-    const redis = await startRedis()
+  // PostgreSQL's line also checks the process does not crash (an unhandled 'error' on a pool).
+  it.each<[string, () => Promise<QueueServerProcess>, number]>([
+    ['Redis', () => startRedis(), 90_000],
+    ['PostgreSQL', () => startPostgres(), 90_100],
+  ])('a %s queue server reached, then stopped mid-run', async (_name, start, first) => {
+    const server = await start()
     try {
-      const collector = await retryWaiting(redis, 90_000)
-      await redis.stop()
+      const collector = await retryWaiting(server, first)
+      await server.stop()
       await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'the server gone')
       await expectEndsOnItsOwn(collector)
     } finally {
-      await redis.stop()
-    }
-  }, 30_000)
-
-  it('a PostgreSQL queue server reached, then stopped mid-run (the process does not crash either)', async () => {
-    const postgres = await startPostgres()
-    try {
-      const collector = await retryWaiting(postgres, 90_100)
-      await postgres.stop()
-      await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'the server gone')
-      await expectEndsOnItsOwn(collector)
-    } finally {
-      await postgres.stop()
+      await server.stop()
     }
   }, 60_000)
 })
