@@ -11,6 +11,21 @@ const entry: Record<string, string> = {
   collector: 'src/collector/index.ts',
   testing: 'src/testing/index.ts',
   cli: 'src/cli/index.ts',
+  // Loaded by the collector on the first console request (src/collector/console/assets.ts).
+  'console-assets': 'src/collector/console/assets.ts',
+}
+
+/**
+ * `import('./assets.js')` in src/collector/console/page.ts stays a dynamic import of the built
+ * entry beside it (`dist/console-assets.js`, ESM, which the CommonJS build imports too), so a
+ * user's bundler makes it a chunk of its own, loaded only when the console is.
+ */
+const consoleAssetsApart: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'console-assets-apart',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/assets\.js$/ }, (args) =>
+      args.importer.endsWith('src/collector/console/page.ts') ? { path: './console-assets.js', external: true } : undefined)
+  },
 }
 
 const shared: Options = {
@@ -23,8 +38,9 @@ const shared: Options = {
   sourcemap: false,
   splitting: false,
   treeshake: true,
-  // The collector embeds the console's built assets (src/console/): `virtual:console-assets`.
-  esbuildPlugins: [consoleAssetsEsbuild],
+  // The collector embeds the console's built assets (src/console/): `virtual:console-assets`, in
+  // an entry of their own that the collector imports when it serves them.
+  esbuildPlugins: [consoleAssetsEsbuild, consoleAssetsApart],
 }
 
 export default defineConfig([

@@ -88,8 +88,7 @@ export function createConsole(options: {
 export function routeConsole(head: RequestHead, path: string, context: ConsoleContext | undefined, full: () => Request): Promise<Response> | undefined {
   if (path === '/console' || path.startsWith('/console/')) {
     if (head.method !== 'GET' && head.method !== 'HEAD') return Promise.reject(methodNotAllowed(head.method, path, 'GET'))
-    const asset = consoleAsset(path, context !== undefined, head.headers.get('accept-encoding'))
-    return asset ? Promise.resolve(asset) : Promise.reject(notFound(path))
+    return consoleAsset(path, context !== undefined, head.headers.get('accept-encoding')).then((asset) => asset ?? Promise.reject(notFound(path)))
   }
   if (context !== undefined && path.startsWith('/v1/admin/')) return handleConsoleEndpoint(full(), path, context)
   return undefined

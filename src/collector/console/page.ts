@@ -2,10 +2,10 @@
  * `GET /console` and its two assets. The page is served with a strict Content-Security-Policy:
  * only this origin's script and stylesheet, no inline script or style, no framing, and fetches
  * only to this origin. The assets are built from src/console/ and embedded in the collector at
- * build time (scripts/console-assets.mjs), so the console works offline on every runtime.
+ * build time (scripts/console-assets.mjs; loaded on first request, ./assets.ts), so the console
+ * works offline on every runtime.
  * Without an admin token the console answers a page saying how to enable it.
  */
-import assets from 'virtual:console-assets'
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -66,9 +66,10 @@ function asset(base64: string, type: string, acceptEncoding: string | null): Res
  * The answer to a `GET` of `/console`, `/console/console.js` or `/console/console.css`; else
  * `undefined`. `acceptEncoding`: the request's `Accept-Encoding`.
  */
-export function consoleAsset(path: string, enabled: boolean, acceptEncoding: string | null = null): Response | undefined {
+export async function consoleAsset(path: string, enabled: boolean, acceptEncoding: string | null = null): Promise<Response | undefined> {
   if (path === '/console') return answer(enabled ? PAGE : DISABLED_PAGE, 'text/html')
-  if (path === '/console/console.css') return asset(assets.css, 'text/css', acceptEncoding)
-  if (path === '/console/console.js' && enabled) return asset(assets.js, 'text/javascript', acceptEncoding)
-  return undefined
+  const css = path === '/console/console.css'
+  if (!css && !(path === '/console/console.js' && enabled)) return undefined
+  const { default: assets } = await import('./assets.js')
+  return css ? asset(assets.css, 'text/css', acceptEncoding) : asset(assets.js, 'text/javascript', acceptEncoding)
 }
