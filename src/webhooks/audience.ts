@@ -66,8 +66,8 @@ function memberSet(field: string, members: Iterable<string> | null | undefined):
   }
   const set = new Set<string>()
   for (const userId of members) {
-    if (typeof userId !== 'string' || userId === '') {
-      throw new ValidationError(field, `Expected every user id in \`${field}\` to be a non-empty string, got ${describe(userId)}.`)
+    if (typeof userId !== 'string' || userId.trim() === '') {
+      throw new ValidationError(field, `Expected every user id in \`${field}\` to be a non-empty string (not only whitespace), got ${describe(userId)}.`)
     }
     set.add(userId)
   }

@@ -109,6 +109,7 @@ describe('audienceSync', () => {
       [() => audienceSync('🔥', [], ['u1']), 'audienceName'],
       [() => audienceSync(42 as unknown as string, [], ['u1']), 'audienceName'],
       [() => audienceSync('a', [], ['u1', '']), 'currentMembers'],
+      [() => audienceSync('a', [], ['u1', ' \t ']), 'currentMembers'],
       [() => audienceSync('a', [7 as unknown as string], []), 'previousMembers'],
       [() => audienceSync('a', [], 'u1' as unknown as string[]), 'currentMembers'],
       [() => audienceSync('a', [], 5 as unknown as string[]), 'currentMembers'],

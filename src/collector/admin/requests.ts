@@ -53,10 +53,11 @@ export interface Dispatch {
   settled: Promise<{ delivered: number; failed: number }>
 }
 
-const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
-
+/** A name or user id: a string with something in it but spaces (a form's slip would name nobody, or everybody's blank). */
 function requireString(value: unknown, field: string): string {
-  if (!nonEmptyString(value)) throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(value)}.`)
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string${typeof value === 'string' && value !== '' ? ' (not only whitespace)' : ''}, got ${describe(value)}.`)
+  }
   return value
 }
 
@@ -128,8 +129,6 @@ export function requestDeletion(state: AdminState, input: DeletionRequest): Disp
   const { byName } = state
   const request = requireObject(input, 'a deletion request { userId, sources? }')
   const userId = requireString(request.userId, 'userId')
-  // Every destination would be asked to delete a user named by spaces: surely a slip of the form.
-  if (userId.trim() === '') throw new ValidationError('userId', `Expected \`userId\` to name a user, got only whitespace (${describe(userId)}).`)
   let affected: SourceRuntime[]
   if (request.sources === undefined) affected = [...byName.values()]
   else if (!Array.isArray(request.sources)) {

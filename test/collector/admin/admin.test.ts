@@ -152,6 +152,7 @@ describe('admin endpoints', () => {
     ['Basic auth', new Request('http://c.test/v1/deletions', { method: 'POST', headers: { authorization: `Basic ${btoa(`${TOKEN}:`)}` }, body: '{}' }), 401],
     ['an invalid body', admin('/v1/deletions', { userId: 42 }), 400],
     ['a whitespace-only userId', admin('/v1/deletions', { userId: '   ' }), 400],
+    ['a whitespace-only audience member', admin('/v1/audiences', { source: 'app', audience: 'VIP', members: ['u1', '  '] }), 400],
     ['an unknown source', admin('/v1/audiences', { source: 'x', audience: 'VIP', members: [] }), 400],
     ['a GET', new Request('http://c.test/v1/audiences', { headers: { authorization: `Bearer ${TOKEN}` } }), 405],
   ])('answers %s with %i', async (_, request, status) => {
@@ -167,6 +168,8 @@ describe('admin endpoints', () => {
     const { collector } = setup()
     const response = await collector.fetch(admin('/v1/audiences', { source: 'web', audience: 'VIP', members: 'u1' }))
     expect(await response.json()).toMatchObject({ success: false, error: { code: 'VALIDATION', field: 'members' } })
+    const blank = await collector.fetch(admin('/v1/audiences', { source: 'app', audience: 'VIP', members: ['u1', '  '] }))
+    expect(await blank.json()).toMatchObject({ error: { field: 'members[1]', message: 'Expected `members[1]` to be a non-empty string (not only whitespace), got `"  "`.' } })
   })
 
   it('does not exist without an admin token (404, saying how to enable it)', async () => {
