@@ -3,6 +3,7 @@
  * then stops accepting, drains deliveries in flight (bounded) and reports what is still pending.
  */
 import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../collector/index.js'
+import { durableClosed } from '../collector/create-collector.js'
 import { isConfigError } from '../errors.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { maskSecret, maskUrl } from '../secrets.js'
@@ -117,11 +118,10 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   // Stop accepting connections first; requests in flight finish and may queue deliveries.
   await server.close(Math.min(args.drainTimeout, 1_000))
   const report = await collector.close(Math.max(0, deadline - Date.now()))
-  io.out(`${formatProgress(report.stats)}\n`)
+  io.out(`${formatProgress(report.stats, args.config.queue !== undefined)}\n`)
   if (args.config.queue !== undefined) {
-    io.out(report.drained
-      ? 'Attempts in flight finished; the rest stays in the queue server for the next collector.\n'
-      : `Attempts still in flight after ${args.drainTimeout} ms were stopped; they and the rest stay in the queue server.\n`)
+    const said = durableClosed(report.drained, report.stopped, args.drainTimeout)
+    io.out(`${said[0].toUpperCase()}${said.slice(1)}${report.drained ? ' for the next collector' : ''}.\n`)
   } else if (report.drained) io.out('All deliveries settled.\n')
   else io.out(`${count(report.pending, 'delivery', 'deliveries')} not delivered (still pending after ${args.drainTimeout} ms; counted in failed).\n`)
   return 0

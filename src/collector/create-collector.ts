@@ -76,6 +76,11 @@ export interface DrainReport {
    * the rise in `stats.failed`). With a queue server: 0 (what is left stays in the server).
    */
   pending: number
+  /**
+   * With a queue server, when not drained: the attempts still in flight at the bound, which were
+   * stopped (their deliveries stay in the server, as the rest do). Otherwise 0.
+   */
+  stopped: number
   stats: CollectorStats
 }
 
@@ -221,9 +226,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     const { drained, pending, stopped } = await queue.close(timeoutMs)
     sharedConsole?.close()
     if (bus) await settlesWithin(bus.close(), Math.max(0, deadline - Date.now()))
-    if (queue.durable) log(durableClosed(drained, stopped ?? 0, timeoutMs))
+    if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs)}`)
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
-    return { drained, pending, stats: stats() }
+    return { drained, pending, stopped: stopped ?? 0, stats: stats() }
   }
 
   return {
@@ -245,9 +250,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
  * What a durable drain did. Not drained: the worker had not stopped at the bound, with attempts
  * in flight (stopped then) or without (a queue server gone or not answering, a job waiting on it).
  */
-function durableClosed(drained: boolean, stopped: number, timeoutMs: number): string {
-  if (drained) return 'closed: attempts in flight finished; the rest stays in the queue server'
-  if (stopped === 0) return `closed: no attempt was in flight, but the queue worker had not stopped after ${timeoutMs} ms; the queued deliveries stay in the queue server`
+export function durableClosed(drained: boolean, stopped: number, timeoutMs: number): string {
+  if (drained) return 'attempts in flight finished; the rest stays in the queue server'
+  if (stopped === 0) return `no attempt was in flight, but the queue worker had not stopped after ${timeoutMs} ms; the queued deliveries stay in the queue server`
   const one = stopped === 1
-  return `closed: ${count(stopped, 'attempt')} still in flight after ${timeoutMs} ms ${one ? 'was' : 'were'} stopped; ${one ? 'it stays' : 'they stay'} in the queue server with the queued deliveries`
+  return `${count(stopped, 'attempt')} still in flight after ${timeoutMs} ms ${one ? 'was' : 'were'} stopped; ${one ? 'it stays' : 'they stay'} in the queue server with the queued deliveries`
 }

@@ -21,6 +21,8 @@ const BOUND = DRAIN + 2_000
 interface LibraryProcess {
   /** Debug lines and reported errors (stderr) so far. */
   log: string[]
+  /** What `close()` resolved with, once it did. */
+  readonly report: Record<string, unknown> | undefined
   /** Whether the process has ended (before `close()`: it crashed). */
   readonly exited: boolean
   send(body: string): Promise<number>
@@ -49,11 +51,15 @@ async function startLibraryProcess(env: Record<string, string>, { closeAtOnce = 
   createInterface({ input: child.stderr! }).on('line', (line) => log.push(line))
   const replies: Array<(message: Record<string, unknown>) => void> = []
   let closed = false
+  let report: Record<string, unknown> | undefined
   const started = new Promise<void>((resolve) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const message = JSON.parse(line) as Record<string, unknown>
       if (message.started) resolve()
-      else if (message.closed) closed = true
+      else if (message.closed) {
+        closed = true
+        report = message.closed as Record<string, unknown>
+      }
       else replies.shift()?.(message)
     })
   })
@@ -63,6 +69,9 @@ async function startLibraryProcess(env: Record<string, string>, { closeAtOnce = 
   await started
   return {
     log,
+    get report() {
+      return report
+    },
     get exited() {
       return gone()
     },
@@ -152,6 +161,8 @@ describe('a durable shutdown whose drain timed out logs what happened', () => {
       await until(() => receiver.open === 2, 'two attempts held open by the receiver')
       await expectEndsOnItsOwn(collector)
       expect(collector.log).toContainEqual(closedLine(`2 attempts still in flight after ${DRAIN} ms were stopped; they stay in the queue server with the queued deliveries`))
+      // close() reports them too (`stopped`), as the CLI says.
+      expect(collector.report).toMatchObject({ drained: false, pending: 0, stopped: 2 })
       expect(receiver.open).toBe(0)
     } finally {
       await receiver.close()
@@ -168,6 +179,7 @@ describe('a durable shutdown whose drain timed out logs what happened', () => {
       process.kill(pid, 'SIGSTOP')
       await expectEndsOnItsOwn(collector)
       expect(collector.log).toContainEqual(closedLine(`no attempt was in flight, but the queue worker had not stopped after ${DRAIN} ms; the queued deliveries stay in the queue server`))
+      expect(collector.report).toMatchObject({ drained: false, pending: 0, stopped: 0 })
     } finally {
       process.kill(pid, 'SIGCONT')
       await redis.stop()
