@@ -161,22 +161,6 @@ function optionalInteger(value: unknown, option: string, min: number, fallback: 
 }
 
 /**
- * A URL given twice would get every message twice. Compared as parsed (`HTTPS://H.test` is
- * `https://h.test/`); a URL that does not parse is left to the destination's own check.
- */
-function rejectDuplicateUrls(urls: Array<Record<string, unknown>>, at: string): void {
-  const seen = new Map<string, number>()
-  urls.forEach((entry, i) => {
-    if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) return
-    const key = new URL(entry.url).href
-    const first = seen.get(key)
-    // The URL is not repeated in the message: it may carry a credential (`?token=…`).
-    if (first !== undefined) throw new ConfigError(`${at}.urls[${i}].url`, `\`${at}.urls[${i}].url\` repeats \`${at}.urls[${first}].url\`; each URL may be given once.`)
-    seen.set(key, i)
-  })
-}
-
-/**
  * The shape of a source's `webhooks`. The URL, header, secret and timing rules are the
  * destination's own (one implementation): `createCollector` builds each `WebhookDestination` up
  * front and re-throws its `ConfigError` under the source's path.
@@ -192,7 +176,6 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
     if (!isPlainObject(entry)) fail(`${at}.urls[${i}]`, 'an object { url, headers? }', entry)
     rejectUnknownKeys(entry, URL_KEYS, `${at}.urls[${i}]`)
   })
-  rejectDuplicateUrls(urls as Array<Record<string, unknown>>, at)
   const enabled = input.enabled ?? urls.length > 0
   if (!enabled) return undefined
   if (urls.length === 0) fail(`${at}.urls`, 'at least one URL when the destination is enabled', urls)

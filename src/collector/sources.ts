@@ -57,7 +57,8 @@ function underSource<T>(index: number, build: () => T): T {
   } catch (error) {
     if (!isConfigError(error)) throw error
     const option = `sources[${index}].webhooks.${error.option}`
-    const message = error.message.replace(/`([^`]*)`/g, (match, name: string) => (name === error.option ? `\`${option}\`` : match))
+    // The destination's option paths named in the message (`urls[2].url` repeats `urls[0].url`).
+    const message = error.message.replace(/`((?:urls|sharedSecret|timeout|retryWindow)(?:\[[^`]*|\.[^`]*)?)`/g, (_match, name: string) => `\`sources[${index}].webhooks.${name}\``)
     throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
   }
 }

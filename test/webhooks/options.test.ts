@@ -47,6 +47,12 @@ describe('WebhookDestination options', () => {
     expect(configError({ urls: ['https://example.com'] }).option).toBe('urls[0]')
   })
 
+  it('a URL given twice (compared as parsed) is a ConfigError naming both entries, not the URL', () => {
+    const error = configError({ urls: [{ url: 'https://h.test/a?token=s3cr3t' }, { url }, { url: 'HTTPS://H.TEST/a?token=s3cr3t' }] })
+    expect(error.option).toBe('urls[2].url')
+    expect(error.message).toBe('`urls[2].url` repeats `urls[0].url`; each URL may be given once.')
+  })
+
   it('header names that are not RFC 9110 tokens are ConfigErrors', () => {
     for (const name of ['X Bad', 'X-Bad:', 'X-Bad\r\nInjected: 1', 'X-Bäd', '', 'X-Bad\n', '(comment)']) {
       const error = configError({ urls: [{ url, headers: { [name]: 'v' } }] })
