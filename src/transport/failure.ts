@@ -6,6 +6,7 @@
  */
 import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
 import type { HttpAnswer } from '../platform/transport.js'
+import { readUpTo } from './read-stream.js'
 import { classifyStatus } from './retry-policy.js'
 
 /**
@@ -121,32 +122,15 @@ export async function readReason(response: HttpAnswer): Promise<string | undefin
  * which keeps at most 16 KiB of a body itself) is read with `text()`. `attemptRequest` reads it
  * within the attempt's time limit (`nodeRequest` bounds it with its own timer).
  */
-export async function readCapped(response: HttpAnswer): Promise<string> {
-  const stream = response.body
+export const readCapped: (response: HttpAnswer) => Promise<string> =
   // In the browser build, whole: a page's collector answers briefly, and the bundle has a budget.
-  if (!stream || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return (await response.text()).slice(0, MAX_REASON_BYTES)
-  const reader = stream.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  try {
-    while (size < MAX_REASON_BYTES) {
-      const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(value)
-      size += value.byteLength
+  typeof __BROWSER__ === 'boolean' && __BROWSER__
+    ? async (response) => (await response.text()).slice(0, MAX_REASON_BYTES)
+    : async (response) => {
+      if (!response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
+      const { bytes } = await readUpTo(response.body, MAX_REASON_BYTES)
+      return new TextDecoder().decode(bytes)
     }
-  } finally {
-    // The rest is not wanted: cancelling releases the connection instead of reading it all.
-    if (size >= MAX_REASON_BYTES) void reader.cancel().catch(() => {})
-  }
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return new TextDecoder().decode(bytes).slice(0, MAX_REASON_BYTES)
-}
 
 /**
  * The error for a refusal: `.status`, the server's reason (from its body) and `.retryAfterMs`

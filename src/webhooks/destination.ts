@@ -104,9 +104,8 @@ export class WebhookDestination {
   /**
    * Serialises `payload` once, signs that string, and POSTs it until delivered or failed for
    * good. Resolves with the outcome; never rejects (a payload that cannot be serialised, or a
-   * call after `close()`, resolves with `delivered: false` and the error). While the promise is
-   * awaited, the process stays alive until it resolves, retry waits included (`./held.ts`); one
-   * nobody awaits never keeps it alive.
+   * call after `close()`, resolves with `delivered: false` and the error). Awaited, it holds the
+   * process until it resolves, retry waits included (`./held.ts`); unawaited, it never does.
    */
   deliver(payload: object): Promise<DeliveryResult> {
     return heldWhileAwaited(this.#track(this.#deliver(payload, undefined)))
@@ -133,10 +132,9 @@ export class WebhookDestination {
   /**
    * One attempt and no schedule: POSTs `body` to the URLs `urls` (indexes, default all) and
    * resolves with the outcome, including the URLs worth another attempt and any Retry-After.
-   * For a caller that owns the schedule (a durable queue). Never rejects: `urls` that are empty or
-   * hold an index that is not a configured URL's resolve with a final `ValidationError` on `urls`.
-   * After `close()` nothing is sent: it resolves at once with a `ClientClosedError` and every URL
-   * named still in `retry`, so a durable queue keeps the message for a later attempt.
+   * For a caller that owns the schedule (a durable queue). Never rejects: bad `urls` (none, or not
+   * a URL's index) give a final `ValidationError`; after `close()` nothing is sent, and every URL
+   * named stays in `retry` (a `ClientClosedError`), so a durable queue keeps the message.
    */
   attempt(
     body: string,

@@ -5,6 +5,7 @@
  */
 import { loadExactJson, mayHoldLongInteger, parseExact } from '../message/exact-json.js'
 import { ConfigError } from '../errors.js'
+import { readUpTo } from '../transport/read-stream.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookPayload } from './payload.js'
 import { describeSecret, SIGNATURE_HEADER, verifySignature } from './signature.js'
@@ -40,25 +41,8 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | u
   const declared = Number(request.headers.get('content-length'))
   if (Number.isFinite(declared) && declared > limit) return undefined
   if (!request.body) return new Uint8Array(0)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      return undefined
-    }
-    chunks.push(value)
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
+  const { bytes, over } = await readUpTo(request.body, limit)
+  if (over) return undefined
   return bytes
 }
 
