@@ -177,6 +177,12 @@ export class WebhookDestination {
     return now() + delay - firstAttemptAt > retryWindow ? undefined : delay
   }
 
+  /** Why a delivery `nextRetryDelay` ended failed, worded as `deliver()`'s (naming the window if it ended it). */
+  failure(outcome: AttemptOutcome, firstAttemptAt: number): AnalyticsError {
+    const { retryWindow, now } = this.#options
+    return finalError({ error: outcome.error, active: outcome.retry, stoppedBy: outcome.error, retryWindow, elapsed: now() - firstAttemptAt })
+  }
+
   #track(promise: Promise<DeliveryResult>): Promise<DeliveryResult> {
     this.#pending.add(promise)
     void promise.then(() => this.#pending.delete(promise))

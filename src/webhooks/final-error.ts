@@ -17,8 +17,8 @@ export interface DeliveryEnd {
   error: AnalyticsError | undefined
   /** Indexes of the URLs worth another attempt after the last one. */
   active: readonly number[]
-  /** `close()`'s signal: aborted once it was called. */
-  closing: AbortSignal
+  /** `close()`'s signal: aborted once it was called (none: a scheduler of its own, see `failure`). */
+  closing?: AbortSignal
   /** What the retry loop threw. */
   stoppedBy: unknown
   retryWindow: number
@@ -30,7 +30,7 @@ export function finalError(end: DeliveryEnd): AnalyticsError {
   const { error, closing, retryWindow } = end
   const retryable = end.active.length > 0 && isRetryableError(error)
   // Stopped by close(): while waiting to retry, or after an attempt that would have been retried.
-  if (closing.aborted && (end.stoppedBy === closing.reason || retryable)) {
+  if (closing?.aborted && (end.stoppedBy === closing.reason || retryable)) {
     return new AbortedError('WebhookDestination closed before the message was delivered; its retry was cancelled.', { cause: error })
   }
   if (error === undefined) return new AbortedError('Delivery stopped before any attempt.', { cause: end.stoppedBy })

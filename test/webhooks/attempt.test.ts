@@ -46,6 +46,21 @@ describe('WebhookDestination.attempt', () => {
     expect(outcome.retryAfterMs).toBeUndefined()
   })
 
+  it('failure(): the error to report once nextRetryDelay gives none, naming the window when that ended it', async () => {
+    const busy = await server({ status: 503 })
+    const refusing = await server({ status: 400 })
+    const destination = new WebhookDestination({ urls: [{ url: busy.url }], retryWindow: 60_000 })
+    const outcome = await destination.attempt(body, { attempt: 4 })
+    const firstAt = Date.now() - 59_999
+    expect(destination.nextRetryDelay(outcome, 4, firstAt)).toBeUndefined()
+    const windowEnded = destination.failure(outcome, firstAt)
+    expect(windowEnded).toMatchObject({ code: 'HTTP', status: 503, cause: outcome.error })
+    expect(windowEnded.message).toBe(`${outcome.error!.message.replace(/\.$/, '')}; no retry: the next would start past the retry window (1 minute from the first attempt).`)
+    // Within the window, or refused for good: the attempt's own error.
+    const final = await new WebhookDestination({ urls: [{ url: refusing.url }] }).attempt(body)
+    expect(new WebhookDestination({ urls: [{ url: refusing.url }] }).failure(final, Date.now())).toBe(final.error)
+  })
+
   it('urls naming no URL, or an index out of range, resolve with a ValidationError on urls: nothing sent, no throw, no hang', async () => {
     const a = await server({ status: 200 })
     const destination = new WebhookDestination({ urls: [{ url: a.url }] })

@@ -27,7 +27,7 @@
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
  * whichever process makes them.
  */
-import type { Logger } from '../../logger.js'
+import { count, type Logger } from '../../logger.js'
 import type { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
@@ -269,7 +269,7 @@ export class JobRunner {
     const delay = outcome.deliveredBy >= 0 ? undefined : destination.nextRetryDelay(outcome, attempt, data.f ?? startedAt)
     if (delay === undefined) {
       const delivered = outcome.deliveredBy >= 0
-      if (!delivered) log(`${data.s}: ${data.t} failed after ${attempt} attempt(s): ${outcome.error?.message ?? 'unknown'}`)
+      if (!delivered) log(`${data.s}: ${data.t} failed after ${count(attempt, 'attempt')}: ${destination.failure(outcome, data.f ?? startedAt).message}`)
       trace?.settled(delivered, outcome.results)
       if (delivered) tally.forwarded(data.s)
       else tally.failed(data.s)

@@ -148,7 +148,7 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         expect(Date.now() - receiver.attempts[0].at).toBeLessThan(3000)
         await stop(a, 'SIGKILL')
         const restartedAt = Date.now()
-        const b = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '6000' })
+        const b = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '6000', DEBUG: 'analytics:collector' })
         const attempts = () => `attempts at ${receiver.attempts.map((r) => r.at - restartedAt).join(', ')} ms from the restart`
         await until(async () => (await b.stats()).failed - before.failed === 1, 'the delivery to fail for good', 20_000, attempts)
         const times = receiver.attempts.map((r) => r.at)
@@ -158,6 +158,8 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         expect(times[1]).toBeGreaterThan(restartedAt)
         // Not restarted from zero: every attempt falls inside 6 s (+ one attempt's time) of the first.
         expect(times[times.length - 1] - times[0]).toBeLessThan(6000 + 1000)
+        // Its log says the window, not the receiver's answer, ended the retrying.
+        expect(b.stderr()).toMatch(/web: \w+ failed after \d+ attempts: .*; no retry: (the next would start|its Retry-After reaches) past the retry window \(6 seconds from the first attempt\)\./)
         await stop(b)
       } finally {
         await receiver.close()

@@ -60,13 +60,20 @@ export interface CollectorProcess {
   url: string
   /** Resolves with the last JSON line it printed once it has exited, and when. */
   exited: Promise<{ code: number | null; signal: string | null; at: number; last: unknown }>
+  /** What it wrote to stderr so far (also passed on to this process's stderr). */
+  stderr(): string
   stats(): Promise<Record<string, number>>
   /** The bytes its heap holds after a garbage collection. */
   heap(): Promise<number>
 }
 
 export async function startCollector(env: Record<string, string>): Promise<CollectorProcess> {
-  const child = spawn(process.execPath, [CHILD], { env: { ...process.env, SECRET, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [CHILD], { env: { ...process.env, SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+    process.stderr.write(chunk)
+  })
   const lines = createInterface({ input: child.stdout! })
   let last: unknown
   const heaps: Array<(bytes: number) => void> = []
@@ -86,6 +93,7 @@ export async function startCollector(env: Record<string, string>): Promise<Colle
     child,
     url,
     exited,
+    stderr: () => stderr,
     async stats() {
       const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
       return (await response.json()) as Record<string, number>
