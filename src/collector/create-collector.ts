@@ -173,7 +173,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const store = config.settings ?? (bus ? queueSettings(bus, config.onError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue })
   void settings.ready.then(settingsLoaded)
-  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, tally, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

@@ -9,6 +9,7 @@ import type { DeliveryQueue } from '../delivery/queue.js'
 import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { createSourceRuntime, type SourceRuntime } from '../sources.js'
+import type { DeliveryTally } from '../stats.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import type { ConsoleRecorder } from './recorder.js'
@@ -46,6 +47,8 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
 
 export function createConsole(options: {
   adminToken: string
+  /** A retry by hand takes its message out of `failed` (it is pending again). */
+  tally: Pick<DeliveryTally, 'failed'>
   settings: SourceSettings
   sources: SourceRuntime[]
   queue: DeliveryQueue
@@ -77,6 +80,7 @@ export function createConsole(options: {
       // through the queue server under the same traceId (whichever process attempts it reports it).
       if (traceId !== undefined) await shared?.retried(traceId)
       await queue.enqueue([{ source, type, body, ...(queue.durable && traceId !== undefined ? { traceId } : { trace }) }], { ignoreLimit: true })
+      options.tally.failed(source, -1)
     },
   }
 }

@@ -75,6 +75,23 @@ describe('admin endpoints of the console', () => {
     const again = await json(collector, admin(`/v1/admin/messages/${bad}`))
     expect(again.body.delivery.attempts.map((a: any) => a.attempt)).toEqual([1, 2])
     expect((await json(collector, admin('/v1/admin/activity'))).body.minutes.reduce((n: number, m: any) => n + m.failed, 0)).toBe(2)
+    // One message, failed again: counted once in the stats (the activity chart counts each failure).
+    expect(collector.stats()).toMatchObject({ failed: 1, forwarded: 2, pending: 0 })
+  })
+
+  it('a retry by hand that delivers takes its message out of `failed`: forwarded + failed stays the messages forwarding', async () => {
+    let refuse = true
+    const { collector } = consoleCollector({}, () => new Response(refuse ? 'no' : 'ok', { status: refuse ? 400 : 200 }))
+    await collector.fetch(post({ batch: [track({ event: 'Late' })] }))
+    await until(() => collector.stats().pending === 0, 'the delivery settled')
+    expect(collector.stats()).toMatchObject({ failed: 1, forwarded: 0 })
+    const [record] = (await json(collector, admin('/v1/admin/messages'))).body.messages
+    refuse = false
+    expect((await json(collector, admin(`/v1/admin/messages/${record.id}/retry`, { method: 'POST' }))).status).toBe(202)
+    await until(() => collector.stats().pending === 0, 'the retry settled')
+    expect(collector.stats()).toMatchObject({ received: 1, forwarded: 1, failed: 0, pending: 0 })
+    const stats = (await json(collector, admin('/v1/stats'))).body
+    expect(stats).toMatchObject({ accepted: 1, forwarded: 1, failed: 0, sources: { web: { forwarded: 1, failed: 0 } } })
   })
 })
 

@@ -84,6 +84,7 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         const env = { WEBHOOK: receiver.url, RETRY_WINDOW: '2500' }
         const [a, b] = await Promise.all([collector(env), collector(env)])
         await listening(a, b)
+        const before = await a.stats()
         expect(await send(a.url, batchText(300, 1))).toBe(200)
         const record = async (c: CollectorProcess) => byMessageId(await messages(c), 'm-300')[0]
         await until(async () => (await record(a))?.delivery.outcome === 'failed', 'the delivery to fail for good', 20_000)
@@ -105,6 +106,11 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         expect((await record(b)).delivery.attempts.at(-1)?.attempt).toBe(tries + 1)
         expect(receiver.accepted).toHaveLength(1)
         expect(receiver.accepted[0].signatureValid).toBe(true)
+        // Shared stats: the message left `failed` when retried, and counts as forwarded.
+        await until(async () => {
+          const now = await b.stats()
+          return now.failed === before.failed && now.forwarded === before.forwarded + 1
+        }, 'the stats to count it forwarded, not failed')
       } finally {
         await receiver.close()
       }
