@@ -1,9 +1,11 @@
 /**
  * The CLI stopping with work in flight: on SIGINT or SIGTERM it drains deliveries within
- * --drain-timeout, then reports what was not delivered (counted in the stats' failed).
+ * --drain-timeout, then reports what was not delivered (counted in the stats' failed); with
+ * --queue (a real redis-server), what became of the attempts in flight.
  */
 import { createServer } from 'node:http'
 import { describe, expect, it } from 'vitest'
+import { startRedis } from '../helpers/queue-servers.js'
 import { basic, receiver, useCli } from './support.js'
 
 const run = useCli()
@@ -64,4 +66,44 @@ describe('isomorphic-analytics CLI', () => {
       await new Promise<void>((done) => server.close(() => done()))
     }
   })
+
+  it.each([
+    { answerAfterMs: 0, receiver: 'answering at once', line: /^Attempts in flight finished; the rest stays in the queue server for the next collector\.$/m },
+    { answerAfterMs: 10_000, receiver: 'answering after 10 s', line: /^(\d+) attempts? still in flight after 1000 ms (was|were) stopped; (it stays|they stay) in the queue server with the queued deliveries\.$/m },
+  ])('with --queue, its last line says what became of the attempts in flight (receiver $receiver)', async ({ answerAfterMs, line }) => {
+    const redis = await startRedis()
+    let received = 0
+    const server = createServer((req, res) => {
+      received++
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200).end(), answerAfterMs))
+    })
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    try {
+      const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`
+      const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', hook, '--queue', redis.url, '--drain-timeout', '1000'])
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      const response = await fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic('KEY'), 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'Durable', userId: 'u1' }),
+      })
+      expect(response.status).toBe(200)
+      const deadline = Date.now() + 15_000
+      while (received === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      expect(received).toBe(1)
+      if (answerAfterMs === 0) await new Promise((r) => setTimeout(r, 200)) // the answer is in
+      const signalledAt = Date.now()
+      cli.child.kill('SIGTERM')
+      expect(await cli.exit).toBe(0)
+      expect(Date.now() - signalledAt).toBeLessThanOrEqual(1000 + 1000)
+      const said = line.exec(cli.stdout())
+      expect(said, cli.stdout()).not.toBeNull()
+      if (answerAfterMs > 0) expect(Number(said![1])).toBe(1)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((done) => server.close(() => done()))
+      await redis.stop()
+    }
+  }, 30_000)
 })
