@@ -30,7 +30,7 @@ function verdict(event: string, message: SentMessage, result: unknown): Validati
   try {
     const listed = issues.slice(0, MAX_LISTED).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`).join('; ')
     const more = issues.length > MAX_LISTED ? ` (and ${issues.length - MAX_LISTED} more)` : ''
-    return failure(fieldPath(issues[0]?.path), `Event ${JSON.stringify(event)} does not match its schema: ${listed}${more}.`, message)
+    return failure(fieldPath(issues[0]?.path), `Event ${JSON.stringify(event)} does not match its schema: ${listed || 'no issue given'}${more}.`, message)
   } catch (error) {
     return threw(event, message, error) // `issues` is not a list of { message, path }
   }

@@ -108,12 +108,13 @@ describe('option `schema` (Standard Schema validators per event)', () => {
     const broken = (validate: () => unknown): StandardSchemaV1<JsonObject, unknown> =>
       ({ '~standard': { version: 1, vendor: 'test', validate: validate as StandardSchemaV1['~standard']['validate'] } })
     const client = createTestClient({
-      schema: { Sync: broken(() => undefined), Async: broken(() => Promise.resolve(null)), Odd: broken(() => ({ issues: 'bad' })) },
+      schema: { Sync: broken(() => undefined), Async: broken(() => Promise.resolve(null)), Odd: broken(() => ({ issues: 'bad' })), Empty: broken(() => ({ issues: [] })) },
     })
     const events = listen(client)
     expect(() => client.track({ event: 'Sync', userId: 'u' })).not.toThrow()
     client.track({ event: 'Async', userId: 'u' })
     client.track({ event: 'Odd', userId: 'u' })
+    client.track({ event: 'Empty', userId: 'u' })
     client.track({ event: 'After', userId: 'u' })
     expect(await client.flush()).toEqual({ delivered: 1, failed: 0 })
     expect(received.messages().map((m) => m.event)).toEqual(['After'])
@@ -121,6 +122,8 @@ describe('option `schema` (Standard Schema validators per event)', () => {
       'The schema of event "Sync" answered `undefined`, not { value } or { issues }.',
       'The schema of event "Async" answered `null`, not { value } or { issues }.',
       expect.stringMatching(/^The schema of event "Odd" threw: /),
+      // A failure that lists no issue (Standard Schema: `issues` present means failed).
+      'Event "Empty" does not match its schema: no issue given.',
     ])
   })
 
