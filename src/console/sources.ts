@@ -1,6 +1,7 @@
 /**
- * One source's Webhooks settings: up to five URLs with static headers, the shared secret (shown
- * masked; replace or remove it) and the on/off toggle. The collector validates (the config's own
+ * One source's Webhooks settings: up to five URLs with static headers (values shown masked: a line
+ * left as it is keeps its value, a new value replaces it), the shared secret (shown masked; replace
+ * or remove it) and the on/off toggle. The collector validates (the config's own
  * rules and messages); an error is shown next to the field it names and nothing changes.
  */
 import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
@@ -104,6 +105,8 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
         return
       }
     }
+    const saving = [...rows]
+    const sent = saving.map((row) => row.headers.value)
     const body: Record<string, unknown> = { enabled: enabled.checked, urls }
     if (removeSecret.checked) body.sharedSecret = null
     else if (secretInput.value !== '') body.sharedSecret = secretInput.value
@@ -112,6 +115,11 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
       secretInput.value = ''
       removeSecret.checked = false
       secretShown.textContent = answer.source.webhooks.sharedSecret ?? 'not set'
+      // Values typed are shown masked from now on, like the others (a row edited meanwhile stays as it is).
+      answer.source.webhooks.urls.forEach((setting, i) => {
+        const row = saving[i]
+        if (row?.headers.value === sent[i]) row.headers.value = headerText(setting.headers)
+      })
       status.textContent = answer.persisted ? 'Saved.' : 'Saved (in memory only: lost on restart).'
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
@@ -123,6 +131,7 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
   renderRows()
   const form: HTMLFormElement = h('form', { class: 'settings', onsubmit: (event: Event) => void save(event) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
+    h('p', { class: 'muted' }, 'Header values are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
     h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
     h('p', {}, 'Shared secret: ', secretShown),

@@ -3,7 +3,8 @@
  * against a real collector on a loopback port: a wrong token is refused (and the token is never
  * in a URL); sign in; invalid settings show the config's error next to the field and change
  * nothing; two URLs with a header and a secret, toggled on; events sent by a real `Client` appear
- * live (one event stream) and are delivered signed (the receiver verifies the signature); an
+ * live (one event stream) and are delivered signed (the receiver verifies the signature); header
+ * values shown masked, kept by a save that leaves them and replaced by a new one; an
  * event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a
  * failing URL shows its retries and is retried by hand; an audience sync and a deletion request.
  * The run leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
@@ -21,6 +22,7 @@ import { startServer as startReceiver, type TestServer } from '../webhooks/serve
 
 const TOKEN = 'console-admin-token-0123456789'
 const SECRET = 'console-shared-secret-wxyz'
+const CREDENTIAL = 'Bearer console-credential-1234'
 const XSS = '<img src=x onerror=alert(1)>'
 const SCRIPT = '<script>window.pwned = 1; alert(2)</script>'
 
@@ -191,6 +193,34 @@ describe('the console', () => {
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined()
     await scripted.getByRole('button', { name: `Details of track ${SCRIPT}` }).click()
     expect(dialogs).toEqual([])
+  })
+
+  it('shows header values masked; a save that leaves them keeps them, and a new value replaces one', async () => {
+    const headers = source().getByLabel('Headers for URL 1')
+    const save = async () => {
+      const put = page.waitForResponse((r) => r.request().method() === 'PUT')
+      await source().getByRole('button', { name: 'Save settings' }).click()
+      expect((await put).status()).toBe(200)
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Save settings')
+    }
+    const received = async (event: string) => {
+      await send((client) => client.track({ userId: 'kim', event }))
+      await eventually(() => good.requests.filter((r) => JSON.parse(r.raw.toString()).event === event).length).toBe(1)
+      return good.requests.find((r) => JSON.parse(r.raw.toString()).event === event)!.headers
+    }
+    // The value typed in an earlier test is shown masked since it was saved.
+    expect(await headers.inputValue()).toBe('X-Team: ••••')
+    await headers.fill(`X-Team: ••••\nAuthorization: ${CREDENTIAL}`)
+    await save()
+    await eventually(() => headers.inputValue()).toBe('X-Team: ••••\nAuthorization: ••••1234')
+    expect(JSON.stringify(await adminGet('/v1/admin/sources'))).not.toContain('credential')
+    await save()
+    expect(await received('Headers Kept')).toMatchObject({ 'x-team': 'console', authorization: CREDENTIAL })
+
+    await headers.fill('X-Team: replaced\nAuthorization: ••••1234')
+    await save()
+    await eventually(() => headers.inputValue()).toBe('X-Team: ••••\nAuthorization: ••••1234')
+    expect(await received('Header Replaced')).toMatchObject({ 'x-team': 'replaced', authorization: CREDENTIAL })
   })
 
   it('shows the retries of a failing URL, and retries a failed delivery by hand', async () => {

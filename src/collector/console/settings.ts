@@ -2,13 +2,15 @@
  * Each source's Webhooks settings as the console sees and changes them. A change is validated
  * exactly as the config is (`resolveSourceWebhooks` and the destination's own rules: the same
  * option paths and messages), kept by the settings store, then applied: the next message goes to
- * the new destination, without a restart. Secrets and write keys are shown masked.
+ * the new destination, without a restart. Secrets, static header values and write keys are shown
+ * masked; a masked value sent back keeps the value it stands for (./masked.ts).
  */
 import { ConfigError, isConfigError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
 import { HttpProblem, notFound } from '../http/errors.js'
+import { mask, maskHeaders, unmask } from './masked.js'
 
 /**
  * Where settings changed in the console are kept. A store shared by several collector processes
@@ -34,11 +36,9 @@ export interface SourceView {
   name: string
   /** Masked: its last four characters at most. */
   writeKey: string
+  /** Header values and the shared secret masked, like the write key. */
   webhooks: { enabled: boolean; urls: WebhookUrlConfig[]; sharedSecret: string | null }
 }
-
-/** At most the last four characters, and none of a short secret. */
-export const mask = (secret: string) => `••••${secret.length >= 12 ? secret.slice(-4) : ''}`
 
 const CHANGE_KEYS = new Set(['enabled', 'urls', 'sharedSecret'])
 
@@ -99,8 +99,9 @@ export class SourceSettings {
 
   /**
    * Validates `input` (`{ enabled?, urls?, sharedSecret? }`; `sharedSecret` absent keeps the
-   * current one, `null` removes it) for source `name`, keeps it and applies it. A 400 naming the
-   * field (the config's path and message) changes nothing.
+   * current one, `null` removes it; a masked value as shown, the secret's or a header's, keeps
+   * the value it stands for) for source `name`, keeps it and applies it. A 400 naming the field
+   * (the config's path and message) changes nothing.
    */
   update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
     const next = this.#writes.then(() => this.#update(name, input))
@@ -117,12 +118,13 @@ export class SourceSettings {
       if (!CHANGE_KEYS.has(key)) throw invalid(new ConfigError(`${at}.${key}`, `Unknown option \`${at}.${key}\`; known: ${[...CHANGE_KEYS].join(', ')}.`))
     }
     const current = this.#current[index] ?? {}
-    const { sharedSecret, ...change } = input
-    const webhooks: SourceWebhooksConfig = { ...current, ...change }
-    if (sharedSecret === null) delete webhooks.sharedSecret
-    else if (sharedSecret !== undefined) webhooks.sharedSecret = sharedSecret as string
     let destination: WebhookDestination | undefined
+    let webhooks: SourceWebhooksConfig
     try {
+      const { sharedSecret, ...change } = unmask(input, current, at)
+      webhooks = { ...current, ...change }
+      if (sharedSecret === null) delete webhooks.sharedSecret
+      else if (sharedSecret !== undefined) webhooks.sharedSecret = sharedSecret as string
       destination = this.#build(index, webhooks)
     } catch (error) {
       throw isConfigError(error) ? invalid(error) : error
@@ -160,7 +162,7 @@ export class SourceSettings {
       writeKey: mask(writeKey),
       webhooks: {
         enabled: webhooks.enabled ?? urls.length > 0,
-        urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: { ...u.headers } }) })),
+        urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: maskHeaders(u.headers) }) })),
         sharedSecret: webhooks.sharedSecret === undefined ? null : mask(webhooks.sharedSecret),
       },
     }

@@ -1,7 +1,8 @@
 /**
  * The console with a queue server, run once per server (Redis, PostgreSQL) against the same code:
  * collector processes (collector-process.mjs, on dist/) sharing one real server. Settings changed
- * through one process's admin endpoint reach the others and survive a restart; a delivery
+ * through one process's admin endpoint reach the others and survive a restart (a masked header
+ * value or secret sent back keeps the real one, in the server too); a delivery
  * accepted by one process and attempted by another shows its attempts in both consoles.
  */
 import { describe, expect, it } from 'vitest'
@@ -129,7 +130,11 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         expect(await put.json()).toMatchObject({ success: true, persisted: true })
         // B hears of it on the bus and applies it (shown by its own admin endpoint).
         await until(async () => (await sources(b)).web.urls[0]?.url === after.url, 'B to apply the change')
-        expect((await sources(b)).web).toEqual({ enabled: true, urls: change.urls, sharedSecret: `••••${NEW_SECRET.slice(-4)}` })
+        const shown = { enabled: true, urls: [{ url: after.url, headers: { 'X-Team': '••••' } }], sharedSecret: `••••${NEW_SECRET.slice(-4)}` }
+        expect((await sources(b)).web).toEqual(shown)
+        // B is sent back its settings as read, masked: it keeps the values they stand for, and so does the server.
+        const again = await request(b, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: shown })
+        expect(await again.json()).toMatchObject({ success: true, persisted: true, source: { webhooks: shown } })
         // Only B takes jobs now: its next message goes to the new URL, with the header, signed with the new secret.
         await stop(a)
         expect(await send(b.url, batchText(100, 1))).toBe(200)
@@ -141,18 +146,19 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
 
         // A restart (its config still names the old URL) starts with the saved settings.
         const c = await collector({ WEBHOOK: before.url })
-        expect((await sources(c)).web.urls).toEqual(change.urls)
+        expect((await sources(c)).web.urls).toEqual(shown.urls)
         expect(await send(c.url, batchText(101, 1))).toBe(200)
         await until(() => after.accepted.length === 2, 'the delivery after the restart')
         expect(after.accepted[1].signatureValid).toBe(true)
+        expect(after.accepted[1].headers['x-team']).toBe('growth')
 
         // An invalid change: the config's error, and nothing changes here, in the server or elsewhere.
         const invalid = await request(c, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: { urls: [{ url: after.url }, { url: 'ftp://example.com/hook' }] } })
         expect(invalid.status).toBe(400)
         expect(await invalid.json()).toMatchObject({ success: false, error: { code: 'VALIDATION', field: 'sources[0].webhooks.urls[1].url' } })
-        expect((await sources(c)).web.urls).toEqual(change.urls)
+        expect((await sources(c)).web.urls).toEqual(shown.urls)
         const d = await collector({ WEBHOOK: before.url })
-        expect((await sources(d)).web.urls).toEqual(change.urls)
+        expect((await sources(d)).web.urls).toEqual(shown.urls)
         expect(before.attempts).toHaveLength(0)
       } finally {
         await Promise.all([before.close(), after.close()])

@@ -1,0 +1,76 @@
+/**
+ * Masked values, both ways. The settings endpoints show the shared secret and every static header
+ * value masked (headers often carry credentials: `Authorization: Bearer …`). A change may send a
+ * masked value back exactly as it was shown, meaning "keep the value held now": so a client that
+ * reads the settings, edits one thing and sends them back changes only that one thing. A masked
+ * value never becomes a value: one that stands for nothing held here is refused (400 naming the
+ * field), since the real value cannot be inferred from it.
+ *
+ * A header's value is kept only for the same URL and the same header name (compared without
+ * case, as HTTP does): renaming a header, or moving it to another URL, needs its value sent
+ * again, so a masked credential is never sent anywhere it was not set for.
+ */
+import { ConfigError } from '../../errors.js'
+import { isPlainObject } from '../../message/validate.js'
+import type { SourceWebhooksConfig, WebhookUrlConfig } from '../config.js'
+
+/** What every masked value starts with. It is not ASCII, so it is never a valid header value. */
+export const MASK = '••••'
+
+/** At most the last four characters, and none of a short secret. */
+export const mask = (secret: string) => `${MASK}${secret.length >= 12 ? secret.slice(-4) : ''}`
+
+const isMasked = (value: unknown): value is string => typeof value === 'string' && value.trimStart().startsWith(MASK)
+
+/** `headers` with each value masked (as sent: without surrounding spaces, which the destination trims). */
+export const maskHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, mask(value.trim())]))
+
+/** The value `masked` stands for: `held` when it was shown as `masked`; else a `ConfigError` at `option`. */
+function kept(option: string, masked: string, held: string | undefined, why: string, shown = mask): string {
+  if (held !== undefined && shown(held) === masked) return held
+  const reason = held === undefined ? why : 'it is not the masked form of the value held now (was it changed since it was read?)'
+  throw new ConfigError(option, `Expected \`${option}\` to be a new value, or the masked value shown to keep the current one; got a masked value that cannot be kept: ${reason}. Send the value itself.`)
+}
+
+/** The same URL as written, or as parsed (`HTTPS://H.test/a` is `https://h.test/a`). */
+function sameUrl(a: unknown, b: string): boolean {
+  if (a === b) return true
+  try {
+    return typeof a === 'string' && new URL(a).href === new URL(b).href
+  } catch {
+    return false
+  }
+}
+
+function unmaskUrl(entry: unknown, i: number, held: readonly WebhookUrlConfig[], at: string): unknown {
+  if (!isPlainObject(entry) || !isPlainObject(entry.headers)) return entry
+  const headers = entry.headers
+  if (!Object.values(headers).some(isMasked)) return entry
+  const heldUrl = held.find((h) => sameUrl(entry.url, h.url))
+  const heldHeaders = Object.entries(heldUrl?.headers ?? {})
+  const unmasked = Object.fromEntries(Object.entries(headers).map(([name, value]) => {
+    if (!isMasked(value)) return [name, value]
+    const option = `${at}.urls[${i}].headers[${JSON.stringify(name)}]`
+    const why = heldUrl
+      ? `its URL has no header \`${name}\` now (a renamed header needs its value again)`
+      : 'its URL is not one that holds headers now (a header value is kept only for the URL it was set for)'
+    const match = heldHeaders.find(([heldName]) => heldName.toLowerCase() === name.toLowerCase())
+    return [name, kept(option, value.trim(), match?.[1], why, (v) => mask(v.trim()))]
+  }))
+  return { ...entry, headers: unmasked }
+}
+
+/**
+ * `change` (a settings change as sent: `{ enabled?, urls?, sharedSecret? }`, not yet checked)
+ * with each masked value replaced by the value it stands for in `held` (the settings now); a
+ * masked shared secret shown for the current one is the same as leaving `sharedSecret` out.
+ * Throws a `ConfigError` naming the first masked value that stands for nothing held (`at`: the
+ * source's path, `sources[0].webhooks`).
+ */
+export function unmask(change: Record<string, unknown>, held: SourceWebhooksConfig, at: string): Record<string, unknown> {
+  const result = { ...change }
+  if (isMasked(change.sharedSecret)) result.sharedSecret = kept(`${at}.sharedSecret`, change.sharedSecret, held.sharedSecret, 'no shared secret is set now')
+  if (Array.isArray(change.urls)) result.urls = change.urls.map((entry: unknown, i) => unmaskUrl(entry, i, held.urls ?? [], at))
+  return result
+}
