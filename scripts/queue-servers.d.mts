@@ -7,4 +7,10 @@ export function freePort(): Promise<number>
 /** A fresh redis-server; `port` and `dir` let a caller restart one on the same port and data. */
 export function startRedis(options?: { port?: number; dir?: string }): Promise<QueueServerProcess & { port: number; dir: string }>
 /** A fresh PostgreSQL cluster (as root, run as the `postgres` user). */
-export function startPostgres(): Promise<QueueServerProcess>
+export function startPostgres(): Promise<QueueServerProcess & {
+  /**
+   * `true`: the server's processes are stopped (SIGSTOP): connections are still accepted and
+   * nothing is answered. `false`: they run again. `stop()` resumes a frozen server first.
+   */
+  freeze(on: boolean): void
+}>

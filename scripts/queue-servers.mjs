@@ -4,7 +4,7 @@
  * loudly with the command that installs it: these tests never skip.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, chownSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, chownSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -72,10 +72,46 @@ export async function startPostgres() {
   const [pcmd, pargs] = wrap(postgres, ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'])
   const child = spawn(pcmd, pargs, { stdio: ['ignore', 'pipe', 'pipe'] })
   await waitForOutput(child, /ready to accept connections/, 'postgres')
+  let frozen = false
+  let everFrozen = false
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => stopChild(child, () => rmSync(dir, { recursive: true, force: true })),
+    freeze: (on) => {
+      frozen = on
+      everFrozen ||= on
+      signalPostgres(data, on ? 'SIGSTOP' : 'SIGCONT')
+      // runuser stops itself when its child stops (as su does), and must go on too.
+      if (!on) child.kill('SIGCONT')
+    },
+    stop: () => {
+      // A frozen server would never end.
+      if (frozen) {
+        signalPostgres(data, 'SIGCONT')
+        child.kill('SIGCONT')
+      }
+      // runuser, resumed, may miss a SIGTERM (it waits for its child again without looking):
+      // the postmaster is told itself, and runuser ends with it.
+      const kill = everFrozen ? () => process.kill(postmasterPid(data), 'SIGTERM') : undefined
+      return stopChild(child, () => rmSync(dir, { recursive: true, force: true }), kill)
+    },
   }
+}
+
+/** A cluster's postmaster: the first line of its postmaster.pid. */
+const postmasterPid = (data) => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+
+/**
+ * SIGSTOP or SIGCONT to a cluster's postmaster and every process it forked (backends included).
+ * Stopped, the server still accepts connections (the kernel does, into the listen backlog) and
+ * answers nothing: a server that hangs.
+ */
+function signalPostgres(data, signal) {
+  const postmaster = postmasterPid(data)
+  const children = () => spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number)
+  // The postmaster first when stopping (it forks no backend after), last when resuming.
+  if (signal === 'SIGSTOP') process.kill(postmaster, signal)
+  for (const pid of children()) process.kill(pid, signal)
+  if (signal === 'SIGCONT') process.kill(postmaster, signal)
 }
 
 function waitForOutput(child, pattern, name) {
@@ -92,7 +128,7 @@ function waitForOutput(child, pattern, name) {
   })
 }
 
-function stopChild(child, cleanup) {
+function stopChild(child, cleanup, kill = () => child.kill('SIGTERM')) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) {
       cleanup()
@@ -102,6 +138,6 @@ function stopChild(child, cleanup) {
       cleanup()
       resolve()
     })
-    child.kill('SIGTERM')
+    kill()
   })
 }

@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/transport.js'
 import type { SettingsStore } from './console/settings.js'
+import type { PgSockets } from './state/pg-sockets.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 
 export interface WebhookUrlConfig {
@@ -102,6 +103,11 @@ export interface ResolvedConfig {
 export interface QueueServer {
   kind: 'redis' | 'postgres'
   url: string
+  /**
+   * PostgreSQL: the sockets of one collector's connections to it, dropped when its `close()`
+   * stops waiting for the server. Not configured: the collector adds it to its own copy.
+   */
+  sockets?: PgSockets
 }
 
 const QUEUE_PROTOCOLS: Record<string, QueueServer['kind']> = {

@@ -30,6 +30,7 @@ import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { loadExactJson } from '../message/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
 import { QueueBus } from './state/bus.js'
+import { PgSockets } from './state/pg-sockets.js'
 import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
 import { queueSettings } from './state/shared-settings.js'
 import { SharedState } from './state/shared-state.js'
@@ -113,8 +114,12 @@ export function createCollector(config: CollectorConfig): Collector {
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
   const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
   const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
+  // This collector's queue server; PostgreSQL: with the sockets its `close` may have to drop.
+  const server = config.queue && { ...config.queue, ...(config.queue.kind === 'postgres' && { sockets: new PgSockets() }) }
+  // Failures of the connections `close` dropped are the collector's own doing: logged, not reported.
+  const onQueueError = (error: unknown) => (server?.sockets?.dropped ? log(`a connection dropped by close: ${String(error)}`) : config.onError(error))
   // With a queue server, counters live there too (shared by every process on it).
-  const shared = config.queue ? new SharedState(config.queue) : undefined
+  const shared = server ? new SharedState(server) : undefined
   const tally = new Tally(
     sources.map((s) => s.name),
     shared && ((key, delta) => shared.add(key, delta)),
@@ -125,7 +130,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
   )
   // With a queue server, its bus tells every process of settings changes and console records.
-  const bus = config.queue ? new QueueBus(config.queue, config.onError) : undefined
+  const bus = server ? new QueueBus(server, onQueueError) : undefined
   const recorder = config.adminToken === undefined ? undefined : new ConsoleRecorder()
   const sharedConsole = recorder && bus ? shareConsole(recorder, bus) : undefined
   const queueOptions = {
@@ -139,11 +144,11 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   let settingsLoaded = () => {}
   const startAfter = new Promise<void>((resolve) => (settingsLoaded = resolve))
   // The one place the delivery queue is chosen: a queue server when configured, else memory.
-  const queue: DeliveryQueue = config.queue
+  const queue: DeliveryQueue = server
     ? new BullmqQueue({
       ...queueOptions,
-      server: config.queue,
-      onError: config.onError,
+      server,
+      onError: onQueueError,
       counters: shared!,
       startAfter,
       ...(sharedConsole && { traces: sharedConsole.traces }),
@@ -170,8 +175,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   }
 
   // Console settings: the config's own store, else the queue server's (shared), else memory.
-  const store = config.settings ?? (bus ? queueSettings(bus, config.onError) : memorySettings)
-  const settings = createSourceSettings({ config, store, sources, queue })
+  const store = config.settings ?? (bus ? queueSettings(bus, onQueueError) : memorySettings)
+  const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
   void settings.ready.then(settingsLoaded)
   const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, tally, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(): Promise<StatsReport> {
@@ -225,7 +230,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     const deadline = Date.now() + timeoutMs + 1_000
     const { drained, pending, stopped } = await queue.close(timeoutMs)
     sharedConsole?.close()
-    if (bus) await settlesWithin(bus.close(), Math.max(0, deadline - Date.now()))
+    // A bus that did not say goodbye in time waits on a server that does not answer: dropped.
+    if (bus && !(await settlesWithin(bus.close(), Math.max(0, deadline - Date.now())))) server?.sockets?.drop()
     if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs)}`)
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stopped: stopped ?? 0, stats: stats() }

@@ -26,9 +26,9 @@ export { shareConsole, type SharedConsole } from './shared.js'
 /**
  * Each source's Webhooks settings, kept by `store` and applied to the sources and the queue.
  * Made for every collector (not only one with the console): a store shared by several processes
- * brings its settings to each of them.
+ * brings its settings to each of them. `report`: what fails in the store (default: `onError`).
  */
-export function createSourceSettings(options: { config: ResolvedConfig; store: SettingsStore; sources: SourceRuntime[]; queue: DeliveryQueue }): SourceSettings {
+export function createSourceSettings(options: { config: ResolvedConfig; store: SettingsStore; sources: SourceRuntime[]; queue: DeliveryQueue; report?: (error: unknown) => void }): SourceSettings {
   const { config, store, sources, queue } = options
   return new SourceSettings(
     {
@@ -41,7 +41,7 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
       },
     },
     store,
-    config.onError,
+    options.report ?? config.onError,
   )
 }
 

@@ -257,8 +257,7 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   close(timeoutMs: number): Promise<DrainOutcome> {
-    this.#closing ??= this.#drain(timeoutMs)
-    return this.#closing
+    return (this.#closing ??= this.#drain(timeoutMs))
   }
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
@@ -296,9 +295,9 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   /**
-   * Drops BullMQ's connections at once (its `close` waits for a server that may not answer).
-   * `close(true)` first: it marks the parts closing, so they stop retrying, and drops connections
-   * never made ready (`disconnect` waits for them to be).
+   * Drops BullMQ's connections at once (its `close` waits for a server that may not answer):
+   * `close(true)` first marks the parts closing (they stop retrying) and drops connections never
+   * made ready (`disconnect` waits for them to be). PostgreSQL: every socket goes (`PgSockets`).
    */
   #disconnect(): void {
     const { queue, worker } = this.#opening ?? {}
@@ -306,6 +305,7 @@ export class BullmqQueue implements DeliveryQueue {
     void queue?.close().catch(() => {})
     for (const part of [queue, worker]) void part?.disconnect().catch(() => {})
     void this.#counters.close().catch(() => {})
+    this.#server.sockets?.drop()
   }
 }
 

@@ -17,7 +17,7 @@ import type { QueueServer } from '../config.js'
 import { loadExactJson, parseExact, stringifyExact } from '../../message/exact-json.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
-import { CLOSE_WAIT_MS, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
+import { CLOSE_WAIT_MS, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, pgOptions, quitRedis } from './drivers.js'
 
 export type BusConnection =
   | { kind: 'redis'; redis: import('ioredis').Redis }
@@ -72,7 +72,7 @@ export class QueueBus {
     const fail = (where: string) => (error: Error) => this.#fail(where, error)
     const hold = (drop: () => void) => (this.#abandoned ? drop() : void (this.#drop = drop))
     // Messages are parsed exactly (`parseExact`): its parser is loaded before listening.
-    this.#ready = loadExactJson().then(() => (server.kind === 'redis' ? openRedis(server.url, receive, fail, hold) : openPostgres(server.url, receive, fail, hold, () => this.#closed)))
+    this.#ready = loadExactJson().then(() => (server.kind === 'redis' ? openRedis(server.url, receive, fail, hold) : openPostgres(server, receive, fail, hold, () => this.#closed)))
     this.#ready.catch((error: unknown) => this.#fail('connection', error as Error))
   }
 
@@ -224,18 +224,18 @@ async function openRedis(url: string, receive: (text: string) => void, fail: (wh
  * connect timeout: a server that does not answer would hold it, and the process, for minutes).
  */
 async function openPostgres(
-  url: string,
+  server: QueueServer,
   receive: (text: string) => void,
   fail: (where: string) => (error: Error) => void,
   hold: Hold,
   closed: () => boolean,
 ): Promise<Transport> {
-  const { Client } = await loadPg()
+  const { Client } = await loadPg(server)
   const clients = new Set<import('pg').Client>()
   const endAll = () => Promise.all([...clients].map((client) => (clients.delete(client), client.end().catch(() => {})))).then(() => {})
   hold(() => void endAll())
   const connect = async (): Promise<import('pg').Client> => {
-    const client = new Client({ connectionString: url })
+    const client = new Client(pgOptions(server))
     clients.add(client)
     client.on('notification', (n) => n.channel === CHANNEL && n.payload !== undefined && receive(n.payload))
     client.on('error', (error) => {

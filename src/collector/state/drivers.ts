@@ -7,6 +7,7 @@
 import type { QueueServer } from '../config.js'
 import { settlesWithin } from '../settles-within.js'
 import { collectorWorkerClass, type CollectorWorker } from './bullmq-worker.js'
+import type { PgSockets } from './pg-sockets.js'
 
 const BULLMQ = 'bullmq'
 const IOREDIS = 'ioredis'
@@ -14,6 +15,7 @@ const PG = 'pg'
 
 /** BullMQ (an optional peer dependency); its absence is an error that says what to install. */
 export async function loadBullmq(server: QueueServer): Promise<typeof import('bullmq')> {
+  await server.sockets?.ready
   try {
     return (await import(/* webpackIgnore: true */ /* @vite-ignore */ BULLMQ)) as typeof import('bullmq')
   } catch (cause) {
@@ -23,12 +25,12 @@ export async function loadBullmq(server: QueueServer): Promise<typeof import('bu
 }
 
 /**
- * BullMQ's `connection` for `server`: PostgreSQL takes the URL as it is (`migrate`: BullMQ
- * creates or updates its tables on first connect); Redis, the URL's parts as ioredis options
+ * BullMQ's `connection` for `server`: PostgreSQL takes pg's options (`pgOptions`; `migrate`:
+ * BullMQ creates or updates its tables on first connect); Redis, the URL's parts as ioredis options
  * (credentials decoded, `/N` the database, `rediss:` TLS). BullMQ makes its connections from them.
  */
 export function bullmqConnection(server: QueueServer): Record<string, unknown> {
-  if (server.kind === 'postgres') return { connectionString: server.url, migrate: true }
+  if (server.kind === 'postgres') return { ...pgOptions(server), migrate: true }
   const url = new URL(server.url)
   return {
     host: url.hostname,
@@ -73,10 +75,16 @@ export async function loadRedis(): Promise<typeof import('ioredis').Redis> {
   return ((await import(/* webpackIgnore: true */ /* @vite-ignore */ IOREDIS)) as typeof import('ioredis')).Redis
 }
 
-/** `pg`, whether it comes as a CommonJS default export or as named exports. */
-export async function loadPg(): Promise<typeof import('pg')> {
+/** `pg`, whether it comes as a CommonJS default export or as named exports; `server`'s sockets ready. */
+export async function loadPg(server?: QueueServer): Promise<typeof import('pg')> {
+  await server?.sockets?.ready
   const pg = (await import(/* webpackIgnore: true */ /* @vite-ignore */ PG)) as typeof import('pg') & { default?: typeof import('pg') }
   return pg.default ?? pg
+}
+
+/** pg's client options for `server`: its URL, and its sockets when it has them (`PgSockets`). */
+export function pgOptions(server: QueueServer): { connectionString: string; stream?: PgSockets['stream'] } {
+  return { connectionString: server.url, ...(server.sockets && { stream: server.sockets.stream }) }
 }
 
 /**

@@ -23,7 +23,7 @@
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
-import { createTables, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, quitRedis } from './drivers.js'
+import { createTables, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, pgOptions, quitRedis } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -263,8 +263,8 @@ async function openStore(server: QueueServer): Promise<Store> {
     redis.on('error', () => {})
     return new RedisStore(redis)
   }
-  const { Pool } = await loadPg()
-  const pool = new Pool({ connectionString: server.url, max: 4 })
+  const { Pool } = await loadPg(server)
+  const pool = new Pool({ ...pgOptions(server), max: 4 })
   // An idle client's failure (the server stopped or restarted) is emitted on the pool, and an
   // 'error' without a listener would end the process; the queries that fail are reported by
   // their callers, and the pool replaces the client.

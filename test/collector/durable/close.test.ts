@@ -1,8 +1,10 @@
 /**
  * What a durable collector's `close()` leaves running, in a library user's process (no CLI, no
  * `process.exit`: library-process.mjs on the built dist/): nothing, once it resolved, whether its
- * queue server was never reached or went away mid-run, Redis and PostgreSQL alike. And what its
- * log says of a drain that timed out: how many attempts in flight were stopped, or that none was.
+ * queue server was never reached, went away mid-run or stopped answering, Redis and PostgreSQL
+ * alike (a PostgreSQL server frozen with SIGSTOP: it accepts connections, answers nothing). And
+ * what its log says of a drain that timed out: how many attempts in flight were stopped, or that
+ * none was.
  * Real redis-server and PostgreSQL; `npx tsup` first.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -148,7 +150,37 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
       await server.stop()
     }
   }, 60_000)
+
+  // Frozen (SIGSTOP), a PostgreSQL server accepts connections and answers nothing: queries wait,
+  // and so do connections being made and the ends of idle ones.
+  it('a PostgreSQL queue server reached, then frozen mid-run (accepts connections, never answers)', async () => {
+    const server = await startPostgres()
+    try {
+      const collector = await retryWaiting(server, 90_200)
+      server.freeze(true)
+      // Long enough for the counters' refresh (every 250 ms) and BullMQ's polls to be waiting on it.
+      await pause(500)
+      await expectEndsOnItsOwn(collector)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+
+  it('a PostgreSQL queue server frozen before the collector started: no connection ever made ready', async () => {
+    const server = await startPostgres()
+    try {
+      server.freeze(true)
+      const collector = await startLibraryProcess({ QUEUE: server.url })
+      // Long enough for BullMQ, the counters and the bus to be waiting for their connections.
+      await pause(500)
+      await expectEndsOnItsOwn(collector)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
 })
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('a durable shutdown whose drain timed out logs what happened', () => {
   it('attempts in flight: how many were stopped (their requests aborted)', async () => {
