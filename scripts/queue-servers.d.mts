@@ -1,16 +1,15 @@
 /** Types of queue-servers.mjs (the tests are TypeScript; the benches and examples plain JS). */
 export interface QueueServerProcess {
   url: string
+  /**
+   * `true`: the server's processes are stopped (SIGSTOP): connections are still accepted and
+   * nothing is answered. `false`: they run again. `stop()` resumes a frozen server first.
+   */
+  freeze(on: boolean): void
   stop(): Promise<void>
 }
 export function freePort(): Promise<number>
 /** A fresh redis-server; `port` and `dir` let a caller restart one on the same port and data. */
 export function startRedis(options?: { port?: number; dir?: string }): Promise<QueueServerProcess & { port: number; dir: string }>
 /** A fresh PostgreSQL cluster (as root, run as the `postgres` user). */
-export function startPostgres(): Promise<QueueServerProcess & {
-  /**
-   * `true`: the server's processes are stopped (SIGSTOP): connections are still accepted and
-   * nothing is answered. `false`: they run again. `stop()` resumes a frozen server first.
-   */
-  freeze(on: boolean): void
-}>
+export function startPostgres(): Promise<QueueServerProcess>

@@ -42,7 +42,12 @@ export async function startRedis(options = {}) {
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
-    stop: () => stopChild(child, () => options.dir === undefined && rmSync(dir, { recursive: true, force: true })),
+    // One process: stopped, it still accepts connections (the kernel does) and answers nothing.
+    freeze: (on) => child.kill(on ? 'SIGSTOP' : 'SIGCONT'),
+    stop: () => {
+      child.kill('SIGCONT')
+      return stopChild(child, () => options.dir === undefined && rmSync(dir, { recursive: true, force: true }))
+    },
   }
 }
 

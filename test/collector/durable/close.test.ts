@@ -151,12 +151,15 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
     }
   }, 60_000)
 
-  // Frozen (SIGSTOP), a PostgreSQL server accepts connections and answers nothing: queries wait,
-  // and so do connections being made and the ends of idle ones.
-  it('a PostgreSQL queue server reached, then frozen mid-run (accepts connections, never answers)', async () => {
-    const server = await startPostgres()
+  // Frozen (SIGSTOP), a server accepts connections and answers nothing: queries wait, and so do
+  // connections being made and the ends of idle ones.
+  it.each<[string, () => Promise<QueueServerProcess>, number]>([
+    ['Redis', () => startRedis(), 90_300],
+    ['PostgreSQL', () => startPostgres(), 90_200],
+  ])('a %s queue server reached, then frozen mid-run (accepts connections, never answers)', async (_name, start, first) => {
+    const server = await start()
     try {
-      const collector = await retryWaiting(server, 90_200)
+      const collector = await retryWaiting(server, first)
       server.freeze(true)
       // Long enough for the counters' refresh (every 250 ms) and BullMQ's polls to be waiting on it.
       await pause(500)
@@ -166,8 +169,11 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
     }
   }, 60_000)
 
-  it('a PostgreSQL queue server frozen before the collector started: no connection ever made ready', async () => {
-    const server = await startPostgres()
+  it.each<[string, () => Promise<QueueServerProcess>]>([
+    ['Redis', () => startRedis()],
+    ['PostgreSQL', () => startPostgres()],
+  ])('a %s queue server frozen before the collector started: no connection ever made ready', async (_name, start) => {
+    const server = await start()
     try {
       server.freeze(true)
       const collector = await startLibraryProcess({ QUEUE: server.url })
