@@ -154,12 +154,17 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
       ...(sharedConsole && { traces: sharedConsole.traces }),
     })
     : new MemoryQueue(queueOptions)
+  // The console's record, where ingest and the admin requests record what they queue.
+  const recording = sharedConsole
+    ? { record: sharedConsole.record, traceId: sharedConsole.traceId }
+    : recorder && { record: recorder.accepted.bind(recorder) }
   const admin: AdminState = {
     byName,
     queue,
     memberships: shared ? new SharedMemberships(shared) : new MemoryMemberships(),
     maxPending: config.maxPendingDeliveries,
     log,
+    ...(recording && { console: recording }),
   }
   let closing: Promise<DrainReport> | undefined
 
@@ -196,9 +201,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     dedup: config.queue ? undefined : new RecentMessageIds(DEDUP_TTL_MS, MAX_DEDUP_ENTRIES),
     log,
     ...(hooks.onAccepted && { onAccepted: hooks.onAccepted }),
-    ...(sharedConsole
-      ? { record: sharedConsole.record, traceId: sharedConsole.traceId }
-      : recorder && { record: recorder.accepted.bind(recorder) }),
+    ...recording,
   })
   const core = createHandler({
     ingest,

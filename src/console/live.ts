@@ -1,13 +1,18 @@
 /**
  * The live view (the debugger): messages as they arrive, newest first, filtered by type and
  * event name, each with its raw JSON on demand and its deliveries (each attempt's outcome per
- * URL, the next retry, the outcome); a failed delivery can be retried. It follows the
- * collector's event stream of records changed since the last one it has.
+ * URL, the next retry, the outcome); a failed delivery can be retried. The payloads of deletion
+ * requests (type `delete`) and audience syncs (identifies named after the audience) are listed
+ * the same way, marked as such. It follows the collector's event stream of records changed since
+ * the last one it has.
  */
 import { api, ApiFailure, apiStream, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
 import { h, replace, uid } from './dom.js'
 
-const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias']
+const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias', 'delete']
+/** The type filter's choice for an audience sync's identifies. */
+export const AUDIENCE = 'audience'
+const ORIGINS = { deletion: 'deletion request', audience: 'audience sync' }
 const SHOWN = 200
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString()
@@ -18,11 +23,14 @@ function outcomeOf(result: AttemptRecord['results'][number]): string {
   return result.error ?? 'no answer yet'
 }
 
+/** What a record is called (its item's name): an admin payload's adds its user. */
+const labelOf = (r: MessageRecord) => `${r.type} ${r.name ?? ''}${r.origin ? ` ${r.userId ?? ''}` : ''}`.replace(/ +/g, ' ').trim()
+
 function attemptsTable(record: MessageRecord): HTMLElement {
   const { delivery } = record
   if (delivery.attempts.length === 0) return h('p', {}, 'No attempt yet.')
   return h('table', { class: 'attempts' },
-    h('caption', {}, `Deliveries of ${record.type} ${record.name ?? ''}`.trim()),
+    h('caption', {}, `Deliveries of ${labelOf(record)}`),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'URL'), h('th', { scope: 'col' }, 'Status or error'))),
     h('tbody', {}, ...delivery.attempts.flatMap((attempt) => attempt.results.map((result) =>
       h('tr', {}, h('td', {}, attempt.attempt), h('td', {}, time(attempt.at)), h('td', {}, result.url), h('td', {}, outcomeOf(result))),
@@ -30,14 +38,14 @@ function attemptsTable(record: MessageRecord): HTMLElement {
   )
 }
 
-export function liveView(): { element: HTMLElement; start(): void } {
+export function liveView(): { element: HTMLElement; start(): void; show(type: string): void } {
   const records = new Map<string, MessageRecord>()
   const open = new Set<string>()
   let version = 0
   /** The collector process the records come from ('' until the first answer). */
   let boot = ''
   const typeFilter = h('select', { id: uid('type') },
-    h('option', { value: '' }, 'All types'), ...TYPES.map((t) => h('option', { value: t }, t)))
+    h('option', { value: '' }, 'All types'), ...TYPES.map((t) => h('option', { value: t }, t)), h('option', { value: AUDIENCE }, ORIGINS.audience))
   const nameFilter = h('input', { type: 'search', id: uid('name') })
   const list = h('ol', { class: 'messages', 'aria-label': 'Messages' })
   /** The stream's trouble: hidden again by its next answer. */
@@ -62,7 +70,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
     const { delivery } = record
     const detailsId = `message-${record.id}`
     const expanded = open.has(record.id)
-    const label = `${record.type} ${record.name ?? ''}`.trim()
+    const label = labelOf(record)
     const toggle = h('button', {
       type: 'button', 'data-action': 'details', 'aria-expanded': String(expanded), 'aria-controls': detailsId,
       onclick: () => (expanded ? open.delete(record.id) : open.add(record.id), render()),
@@ -72,7 +80,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
       h('p', { class: 'summary' },
         h('span', { class: 'type' }, record.type), ' ',
         h('strong', { class: 'name' }, record.name ?? ''), ' ',
-        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}${record.remote ? ' · via another collector' : ''}`), ' ',
+        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}${record.origin ? ` · ${ORIGINS[record.origin]}` : ''}${record.remote ? ' · via another collector' : ''}`), ' ',
         h('span', { class: 'outcome' }, outcome),
         delivery.nextRetryAt ? h('span', { class: 'muted' }, ` · next retry ${time(delivery.nextRetryAt)}`) : null,
       ),
@@ -93,7 +101,7 @@ export function liveView(): { element: HTMLElement; start(): void } {
     const type = typeFilter.value
     const name = nameFilter.value.trim().toLowerCase()
     const shown = [...records.values()]
-      .filter((r) => (type === '' || r.type === type) && (name === '' || (r.name ?? '').toLowerCase().includes(name)))
+      .filter((r) => (type === '' || (type === AUDIENCE ? r.origin === AUDIENCE : r.type === type)) && (name === '' || (r.name ?? '').toLowerCase().includes(name)))
       .sort((a, b) => Number(b.id) - Number(a.id))
       .slice(0, SHOWN)
     if (shown.length === 0) {
@@ -182,6 +190,13 @@ export function liveView(): { element: HTMLElement; start(): void } {
     element,
     start() {
       void follow()
+    },
+    /** Shows the records of one type (or `AUDIENCE`), and brings the filter into view. */
+    show(type) {
+      typeFilter.value = type
+      nameFilter.value = ''
+      render()
+      typeFilter.focus()
     },
   }
 }

@@ -50,7 +50,7 @@ function show(answer: SourcesAnswer): void {
       ...answer.sources.map((source) => sourcePanel(source, answer.settings))),
     chart.element,
     live.element,
-    actionsView(answer.sources),
+    actionsView(answer.sources, live.show),
   )
   live.start()
   chart.start()

@@ -6,7 +6,8 @@
  * live (one event stream) and are delivered signed (the receiver verifies the signature); header
  * values shown masked, kept by a save that leaves them and replaced by a new one; an
  * event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a
- * failing URL shows its retries and is retried by hand; an audience sync and a deletion request.
+ * failing URL shows its retries and is retried by hand; an audience sync and a deletion request,
+ * whose payloads' deliveries are shown (a failed deletion retried by hand).
  * The run leaves a screenshot of the console in .tmp/ (and in docs/ with UPDATE_SCREENSHOTS=1).
  */
 import { copyFileSync, mkdirSync } from 'node:fs'
@@ -249,17 +250,38 @@ describe('the console', () => {
     await eventually(() => page.getByText(/^\d+ failed$/).textContent()).toBe('1 failed')
   })
 
-  it('triggers an audience sync and a deletion request', async () => {
+  it("triggers an audience sync and a deletion request, and shows their deliveries: a deletion's failure, retried by hand", async () => {
     const audience = page.getByRole('form', { name: 'Audience sync' })
     await audience.getByLabel('Audience').fill('Power Users')
     await audience.getByLabel('Members').fill('ada\nbob')
     await audience.getByRole('button', { name: 'Sync audience' }).click()
-    await eventually(() => audience.getByRole('status').textContent()).toBe('Sent 2 payload(s) to web.')
+    await eventually(() => audience.getByRole('status').textContent()).toBe('Sent 2 payload(s) to web. Deliveries are followed in Live events. Show audience syncs in Live events')
+    await audience.getByRole('button', { name: 'Show audience syncs in Live events' }).click()
+    expect(await page.getByLabel('Type').inputValue()).toBe('audience')
+    const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
+    await eventually(() => items.evaluateAll((all) => all.map((i) => i.getAttribute('aria-label')))).toEqual(['identify Power Users bob', 'identify Power Users ada'])
+    await eventually(() => message('identify Power Users ada').textContent()).toMatch(/audience sync.*delivered/)
+
+    // The receiver refuses the deletion (400: failed for good); the page shows it, and its retry by hand delivers it.
+    await eventually(() => flaky.requests.filter((r) => JSON.parse(r.raw.toString()).traits?.power_users === true).length).toBe(2)
+    flaky.replies.push({ status: 400, body: 'not now' })
     const deletion = page.getByRole('form', { name: 'Deletion request' })
     await deletion.getByLabel('User id').fill('ada')
     await deletion.getByRole('button', { name: 'Request deletion' }).click()
-    await eventually(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web.')
-    await eventually(() => flaky.requests.some((r) => JSON.parse(r.raw.toString()).type === 'delete')).toBe(true)
+    await eventually(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web. Deliveries are followed in Live events. Show deletion requests in Live events')
+    await deletion.getByRole('button', { name: 'Show deletion requests in Live events' }).click()
+    const erased = message('delete ada')
+    await eventually(() => erased.locator('.outcome').textContent()).toBe('failed')
+    expect(await erased.locator('.summary').textContent()).toContain('deletion request')
+    await eventually(() => items.count()).toBe(1)
+    await erased.getByRole('button', { name: 'Details of delete ada' }).click()
+    const rows = page.getByRole('table', { name: 'Deliveries of delete ada' }).getByRole('row')
+    await eventually(() => rows.allTextContents()).toEqual([expect.stringContaining('Attempt'), expect.stringMatching(/^1.*400/)])
+    await erased.getByRole('button', { name: 'Retry delivery of delete ada' }).click()
+    await eventually(() => erased.locator('.outcome').textContent()).toBe('delivered')
+    await eventually(() => rows.allTextContents()).toEqual([expect.stringContaining('Attempt'), expect.stringMatching(/^1.*400/), expect.stringMatching(/^2.*200/)])
+    expect(flaky.requests.filter((r) => JSON.parse(r.raw.toString()).type === 'delete')).toHaveLength(2)
+    await page.getByLabel('Type').selectOption('')
 
     const shot = join(ROOT, '.tmp', 'console.png')
     mkdirSync(join(ROOT, '.tmp'), { recursive: true })

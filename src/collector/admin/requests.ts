@@ -1,17 +1,29 @@
 /**
  * Deletion requests and audience syncs (seed §6): the payloads they send, through the same
- * delivery queue as ingest. The memberships an audience sync diffs against are kept in a
- * `MembershipStore`.
+ * delivery queue as ingest, recorded in the console's record as ingest records messages (their
+ * attempts and outcome; an audience sync's first `RECORDED_PER_SYNC` per source). The memberships
+ * an audience sync diffs against are kept in a `MembershipStore`.
  */
 import { ValidationError, isValidationError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webhooks/index.js'
-import type { DeliveryQueue } from '../delivery/queue.js'
+import { deferredTrace, type AcceptOptions, type DeferredTrace, type Forward } from '../console/recorder.js'
+import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
 import type { SourceRuntime } from '../sources.js'
 import type { Logger } from '../../logger.js'
 import type { MembershipStore } from '../state/memberships.js'
 
-/** What the admin requests need: the sources by name, the queue, the memberships. */
+/**
+ * With the console: its record, where each payload is recorded once queued (as ingest records
+ * messages), and in durable mode `traceId`, which names a payload's delivery so that any process
+ * attempting it reports there (`always`: even past the console's per-second budget).
+ */
+export interface AdminRecord {
+  record(source: string, payload: Record<string, unknown>, forward: Forward, admin: Pick<AcceptOptions, 'origin' | 'name'>): DeliveryTrace
+  traceId?: (always?: boolean) => string | undefined
+}
+
+/** What the admin requests need: the sources by name, the queue, the memberships, the console's record. */
 export interface AdminState {
   byName: ReadonlyMap<string, SourceRuntime>
   queue: DeliveryQueue
@@ -19,6 +31,7 @@ export interface AdminState {
   /** The per-source backlog limit (`maxPendingDeliveries`). */
   maxPending: number
   log: Logger
+  console?: AdminRecord
 }
 
 export interface DeletionRequest {
@@ -76,6 +89,41 @@ function knownSource(byName: ReadonlyMap<string, SourceRuntime>, name: unknown, 
 
 /** How many admin payloads are offered to the queue at once (fewer when the backlog limit is lower). */
 const CHUNK = 500
+/**
+ * The payloads of one audience sync recorded in the console, per source (the first ones: joiners,
+ * then leavers): a sync of thousands would otherwise push every message out of its record (and,
+ * with a queue server, spend its budget of followed deliveries). A deletion's are all recorded.
+ */
+const RECORDED_PER_SYNC = 100
+
+/** Where a payload comes from, for the console: a deletion, or an audience (by name). */
+type Origin = Required<Pick<AcceptOptions, 'origin'>> & Pick<AcceptOptions, 'name'>
+
+type Delivery = QueuedDelivery & { payload: WebhookPayload; onSettled(delivered: boolean): void; recorded: boolean }
+
+/**
+ * The delivery of `payload`, followed by the console when `recorded`: named by a traceId (queue
+ * server) or told of its attempts by a trace bound to its record once queued (memory).
+ */
+function delivery(state: AdminState, source: string, payload: WebhookPayload, recorded: boolean, always: boolean, onSettled: (delivered: boolean) => void): Delivery {
+  const traceId = recorded ? state.console?.traceId?.(always) : undefined
+  return {
+    source, type: payload.type, body: JSON.stringify(payload), onSettled, payload, recorded,
+    ...(traceId !== undefined ? { traceId } : recorded && !state.queue.durable && { trace: deferredTrace() }),
+  }
+}
+
+/** Records the payloads of a queued chunk that the console follows (see `recordAll` in ingest/accept.ts). */
+function record(state: AdminState, chunk: readonly Delivery[], origin: Origin): void {
+  const recorder = state.console
+  if (recorder === undefined) return
+  for (const d of chunk) {
+    if (!d.recorded) continue
+    const trace = recorder.record(d.source, d.payload as unknown as Record<string, unknown>, d, origin)
+    ;(d.trace as DeferredTrace | undefined)?.bind(trace)
+  }
+}
+
 /** How long to wait for room in the backlog before offering a chunk again. */
 const ROOM_WAIT_MS = 100
 
@@ -85,16 +133,17 @@ const ROOM_WAIT_MS = 100
  * With a queue server, `settled` resolves once every payload is held there: delivering them is
  * then the queue's business (any process's), counted in `GET /v1/stats`.
  */
-function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]]>, afterQueued?: () => Promise<void>): Dispatch {
+function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]]>, origin: Origin, afterQueued?: () => Promise<void>): Dispatch {
   const { queue } = state
   const outcomes: Promise<boolean>[] = []
   const size = Math.max(1, Math.min(CHUNK, state.maxPending))
   const holding: Promise<void>[] = []
+  const deletion = origin.origin === 'deletion'
   for (const [source, payloads] of targets) {
-    const deliveries = payloads.map((payload) => {
+    const deliveries = payloads.map((payload, i) => {
       let onSettled!: (delivered: boolean) => void
       outcomes.push(new Promise<boolean>((resolve) => (onSettled = resolve)))
-      return { source: source.name, type: payload.type, body: JSON.stringify(payload), onSettled }
+      return delivery(state, source.name, payload, state.console !== undefined && (deletion || i < RECORDED_PER_SYNC), deletion, onSettled)
     })
     holding.push((async () => {
       let i = 0
@@ -105,6 +154,7 @@ function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]
             await new Promise((resolve) => setTimeout(resolve, ROOM_WAIT_MS))
             continue
           }
+          record(state, chunk, origin)
           if (queue.durable) for (const d of chunk) d.onSettled(false)
           i += chunk.length
         }
@@ -140,6 +190,7 @@ export function requestDeletion(state: AdminState, input: DeletionRequest): Disp
     affected
       .filter((source) => source.destination !== undefined)
       .map((source) => [source, [toWebhookPayload({ type: 'delete', userId, timestamp })]]),
+    { origin: 'deletion' },
   )
 }
 
@@ -158,7 +209,8 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
     throw new ValidationError('members', `Expected \`members\` to be an array of user ids, got ${describe(request.members)}.`)
   }
   const members = [...new Set(request.members.map((id: unknown, i) => requireString(id, `members[${i}]`)))]
-  if (source.destination === undefined) return send(state, [])
+  const origin: Origin = { origin: 'audience', name: audience }
+  if (source.destination === undefined) return send(state, [], origin)
   let payloads: WebhookPayload[]
   try {
     payloads = audienceSync(audience, (await memberships.get(source.name, audience)) ?? [], members)
@@ -167,5 +219,5 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
     if (!isValidationError(error) || error.field !== 'audienceName') throw error
     throw new ValidationError('audience', error.message.replaceAll('`audienceName`', '`audience`'))
   }
-  return send(state, [[source, payloads]], () => memberships.set(source.name, audience, members))
+  return send(state, [[source, payloads]], origin, () => memberships.set(source.name, audience, members))
 }

@@ -4,8 +4,9 @@
  *
  * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
  * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`
- * - `GET  /v1/admin/messages?since=&boot=&type=&event=&source=&limit=`  recent messages and deliveries
- * - `GET  /v1/admin/messages/stream?since=&boot=&type=&event=&source=`  the same, as Server-Sent Events
+ * - `GET  /v1/admin/messages?since=&boot=&type=&event=&source=&origin=&limit=`  recent messages (and
+ *                                              deletion / audience payloads) and their deliveries
+ * - `GET  /v1/admin/messages/stream?since=&boot=&type=&event=&source=&origin=`  the same, as Server-Sent Events
  * - `GET  /v1/admin/messages/{id}`             one of them
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
@@ -65,7 +66,9 @@ function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boo
   const type = url.searchParams.get('type')
   const event = url.searchParams.get('event')
   const source = url.searchParams.get('source')
-  const keep = (r: MessageRecord) => (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source)
+  const origin = url.searchParams.get('origin')
+  const keep = (r: MessageRecord) =>
+    (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source) && (!origin || r.origin === origin)
   const { boot } = recorder
   if (!paged) {
     const version = recorder.version

@@ -1,6 +1,7 @@
 /**
  * What the console shows: a bounded, in-memory record of the latest messages each collector
- * process accepted (the live view) and of their deliveries (every attempt's outcome per URL, the
+ * process accepted (the live view; with the payloads of deletion requests and audience syncs,
+ * admin/requests.ts) and of their deliveries (every attempt's outcome per URL, the
  * next retry, the outcome), plus delivered / retrying / failed counts per minute for the last
  * hour. Each change bumps a version number, so a reader asks only for what changed since its
  * last look (`changedSince`), and is told when there is a change (`subscribe`). With a queue
@@ -12,7 +13,7 @@ import type { DeliveryTrace } from '../delivery/queue.js'
 import { Entry, fill, type AcceptOptions, type Forward, type MessageRecord } from './records.js'
 
 export type { DeliveryTrace }
-export type { AttemptRecord, Forward, MessageRecord, Outcome, UrlOutcome } from './records.js'
+export type { AcceptOptions, AttemptRecord, Forward, MessageRecord, Origin, Outcome, UrlOutcome } from './records.js'
 
 export type DeferredTrace = DeliveryTrace & { bind(target: DeliveryTrace): void }
 

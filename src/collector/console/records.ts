@@ -34,6 +34,8 @@ export interface MessageRecord {
   receivedAt: string
   /** Accepted by another collector process on the same queue server (heard on its bus). */
   remote?: true
+  /** Not an accepted message: a payload of a deletion request or of an audience sync (`name`: the audience). */
+  origin?: Origin
   /** The message as accepted. */
   message: Record<string, unknown>
   delivery: {
@@ -48,10 +50,18 @@ export interface MessageRecord {
 /** What is forwarded (the exact body, and its traceId in durable mode), or why nothing is. */
 export type Forward = { body: string | undefined; traceId?: string } | { outcome: 'not forwarded' | 'blocked'; reason: string }
 
-/** Why a forwarded message's delivery is not followed, and whether another process accepted it. */
+/** The admin request a recorded payload comes from (see admin/requests.ts). */
+export type Origin = 'deletion' | 'audience'
+
+/**
+ * Why a forwarded message's delivery is not followed, whether another process accepted it, and
+ * (an admin request's payload) where it comes from and its name (the audience's).
+ */
 export interface AcceptOptions {
   remote?: boolean
   note?: string
+  origin?: Origin
+  name?: string
 }
 
 /**
@@ -87,7 +97,7 @@ export class Entry {
   get record(): MessageRecord {
     if (this.#record !== undefined) return this.#record
     const { message, forward, options } = this
-    const name = message.type === 'track' ? message.event : message.name
+    const name = options.name ?? (message.type === 'track' ? message.event : message.name)
     return (this.#record = {
       id: this.id,
       version: this.version,
@@ -97,6 +107,7 @@ export class Entry {
       ...(typeof message.userId === 'string' && { userId: message.userId }),
       receivedAt: typeof this.receivedAt === 'string' ? this.receivedAt : new Date(this.receivedAt).toISOString(),
       ...(options.remote && { remote: true as const }),
+      ...(options.origin && { origin: options.origin }),
       message,
       delivery: 'body' in forward
         ? { outcome: 'queued', ...(options.note !== undefined && { reason: options.note }), attempts: [] }

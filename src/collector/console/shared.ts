@@ -19,7 +19,7 @@ import type { UrlResult } from '../../webhooks/index.js'
 import type { DeliveryTrace, TraceSink } from '../delivery/queue.js'
 import { stringifyExact } from '../../message/exact-json.js'
 import type { QueueBus } from '../state/bus.js'
-import type { ConsoleRecorder, Forward } from './recorder.js'
+import type { AcceptOptions, ConsoleRecorder, Forward, Origin } from './recorder.js'
 
 interface WireResult {
   url: string
@@ -43,15 +43,21 @@ interface AcceptedNotice {
   t?: string
   o?: 'not forwarded' | 'blocked'
   r?: string
+  /** An admin request's payload: its origin and name (`AcceptOptions`). */
+  g?: Origin
+  n?: string
 }
 
 export interface SharedConsole {
-  /** A traceId for the next forwarded message, or `undefined` past this second's budget. */
-  traceId(): string | undefined
+  /**
+   * A traceId for the next forwarded message, or `undefined` past this second's budget (`always`:
+   * within it or not, for a deletion request's few payloads).
+   */
+  traceId(always?: boolean): string | undefined
   /** Where the delivery queue reports attempts on deliveries with a traceId. */
   traces: TraceSink
-  /** Records an accepted message (the ingest's `record`) and tells the other processes. */
-  record(source: string, message: Record<string, unknown>, forward: Forward): DeliveryTrace
+  /** Records an accepted message (the ingest's `record`) or an admin payload, and tells the other processes. */
+  record(source: string, message: Record<string, unknown>, forward: Forward, admin?: Pick<AcceptOptions, 'origin' | 'name'>): DeliveryTrace
   /** A failed delivery is retried by hand here: tells the others first (resolves once told). */
   retried(traceId: string): Promise<void>
   close(): void
@@ -138,7 +144,8 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
     if (topic === 'accepted') {
       const n = data as AcceptedNotice
       if (typeof n?.s !== 'string' || typeof n.m !== 'object' || n.m === null) return
-      recorder.accepted(n.s, n.m, n.o ? { outcome: n.o, reason: String(n.r) } : { body: n.b, ...(n.t !== undefined && { traceId: n.t }) }, { remote: true })
+      const forward: Forward = n.o ? { outcome: n.o, reason: String(n.r) } : { body: n.b, ...(n.t !== undefined && { traceId: n.t }) }
+      recorder.accepted(n.s, n.m, forward, { remote: true, ...(n.g !== undefined && { origin: n.g, name: n.n }) })
       known(n.t)
     } else if (topic === 'trace') {
       const n = data as TraceNotice
@@ -150,7 +157,7 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
   })
 
   return {
-    traceId: () => (take() ? `${bus.id}.${++sequence}` : undefined),
+    traceId: (always) => (take() || always ? `${bus.id}.${++sequence}` : undefined),
     traces(traceId) {
       const tell = (notice: TraceNotice) => {
         apply(traceId, replay(notice))
@@ -162,12 +169,12 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
         settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: results.map(toWire) }),
       }
     },
-    record(source, message, forward) {
+    record(source, message, forward, admin = {}) {
       // A forwarded message took its share of the budget with its traceId; another one takes it here.
       const shared = 'body' in forward ? forward.traceId !== undefined : take()
-      const trace = recorder.accepted(source, message, forward, 'body' in forward && !shared ? { note: notFollowed } : {})
+      const trace = recorder.accepted(source, message, forward, 'body' in forward && !shared ? { ...admin, note: notFollowed } : admin)
       if (shared) {
-        bus.publish('accepted', shareable(source, message, forward))
+        bus.publish('accepted', { ...shareable(source, message, forward), ...(admin.origin && { g: admin.origin, n: admin.name }) })
         known('body' in forward ? forward.traceId : undefined)
       }
       return trace

@@ -41,3 +41,20 @@ describe('shareConsole: the accepted-message notice', () => {
     expect(published[0].data.m).toBe(message)
   })
 })
+
+describe('shareConsole: admin payloads (deletion requests, audience syncs)', () => {
+  it('are shared with their origin and name; a deletion is followed even past the per-second budget', () => {
+    const published: Array<{ topic: string; data: any }> = []
+    const bus = { publish: async (topic: string, data: unknown) => void published.push({ topic, data }), subscribe: () => () => {} } as unknown as QueueBus
+    const recorder = new ConsoleRecorder()
+    const shared = shareConsole(recorder, bus, { perSecond: 1, now: () => 0 })
+    expect(shared.traceId()).toBeDefined()
+    expect(shared.traceId()).toBeUndefined()
+    const traceId = shared.traceId(true)
+    expect(traceId).toBeDefined()
+    const payload = { type: 'identify', userId: 'ada', traits: { fans: true } }
+    shared.record('web', payload, { body: '{}', traceId }, { origin: 'audience', name: 'Fans' })
+    expect(published[0].data).toMatchObject({ g: 'audience', n: 'Fans', t: traceId })
+    expect(recorder.get('1')).toMatchObject({ type: 'identify', name: 'Fans', origin: 'audience', userId: 'ada' })
+  })
+})

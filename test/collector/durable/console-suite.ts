@@ -3,7 +3,8 @@
  * collector processes (collector-process.mjs, on dist/) sharing one real server. Settings changed
  * through one process's admin endpoint reach the others and survive a restart (a masked header
  * value or secret sent back keeps the real one, in the server too); a delivery
- * accepted by one process and attempted by another shows its attempts in both consoles.
+ * accepted by one process and attempted by another shows its attempts in both consoles, and so
+ * do a deletion request's and an audience sync's payloads.
  */
 import { describe, expect, it } from 'vitest'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
@@ -14,6 +15,10 @@ const NEW_SECRET = 'a-new-shared-secret-for-the-queue'
 
 interface MessageRecord {
   id: string
+  type: string
+  name?: string
+  userId?: string
+  origin?: string
   remote?: true
   message: { messageId?: string }
   delivery: { outcome: string; reason?: string; attempts: Array<{ attempt: number; results: Array<{ url: string; status?: number; error?: string }> }> }
@@ -112,6 +117,47 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
           const now = await b.stats()
           return now.failed === before.failed && now.forwarded === before.forwarded + 1
         }, 'the stats to count it forwarded, not failed')
+      } finally {
+        await receiver.close()
+      }
+    }, 60_000)
+
+    it("a deletion request's payload shows its attempts and outcome in every console, and is retried by hand from another process; an audience sync's identifies are shown as such", async () => {
+      let status = 503
+      const receiver = await startReceiver((p) => (JSON.parse(p.raw).type === 'delete' ? status : 200))
+      try {
+        const env = { WEBHOOK: receiver.url, RETRY_WINDOW: '2500' }
+        const [a, b] = await Promise.all([collector(env), collector(env)])
+        await listening(a, b)
+        const deletion = await request(a, '/v1/deletions', { method: 'POST', body: { userId: 'erased-user' } })
+        expect(await deletion.json()).toMatchObject({ success: true, sources: ['web'], sent: 1 })
+        const record = async (c: CollectorProcess) => (await messages(c)).find((r) => r.type === 'delete' && r.userId === 'erased-user')
+        await until(async () => (await record(a))?.delivery.outcome === 'failed', 'the deletion to fail for good', 20_000)
+        const failed = (await record(a))!
+        expect(failed.origin).toBe('deletion')
+        const tries = failed.delivery.attempts.length
+        expect(tries).toBeGreaterThanOrEqual(2)
+        expect(failed.delivery.attempts.every((t) => t.results[0].status === 503)).toBe(true)
+        await until(async () => (await record(b))?.delivery.outcome === 'failed', "B's console to show the failure")
+        expect((await record(b))).toMatchObject({ remote: true, origin: 'deletion' })
+
+        // Retried by hand from B, the process that did not accept it: every console follows it.
+        status = 200
+        const remote = (await record(b))!
+        expect((await request(b, `/v1/admin/messages/${remote.id}/retry`, { method: 'POST' })).status).toBe(202)
+        for (const c of [a, b]) {
+          await until(async () => (await record(c))?.delivery.outcome === 'delivered', 'the retry by hand to deliver, in each console')
+          expect((await record(c))!.delivery.attempts.at(-1)).toMatchObject({ attempt: tries + 1, results: [{ status: 200 }] })
+        }
+        expect(receiver.accepted.map((p) => JSON.parse(p.raw) as { type: string; userId: string })).toEqual([
+          expect.objectContaining({ type: 'delete', userId: 'erased-user' }),
+        ])
+
+        const sync = await request(a, '/v1/audiences', { method: 'POST', body: { source: 'web', audience: 'Durable Fans', members: ['u-1', 'u-2'] } })
+        expect(await sync.json()).toMatchObject({ sent: 2 })
+        const fans = async (c: CollectorProcess) => (await messages(c)).filter((r) => r.origin === 'audience' && r.name === 'Durable Fans' && r.delivery.outcome === 'delivered')
+        for (const c of [a, b]) await until(async () => (await fans(c)).length === 2, 'the audience identifies delivered, in each console')
+        expect((await fans(b)).map((r) => [r.type, r.userId])).toEqual([['identify', 'u-2'], ['identify', 'u-1']])
       } finally {
         await receiver.close()
       }
