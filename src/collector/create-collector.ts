@@ -21,6 +21,7 @@ import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import type { DeliveryQueue } from './delivery/queue.js'
 import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
+import { retriesByHand } from './console/retries.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { createHandler } from './http/handler.js'
 import { withCore, type CollectorCore } from './http/direct.js'
@@ -183,7 +184,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const store = config.settings ?? (bus ? queueSettings(bus, onQueueError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
   void settings.ready.then(settingsLoaded)
-  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, tally, settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

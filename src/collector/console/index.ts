@@ -9,9 +9,9 @@ import type { DeliveryQueue } from '../delivery/queue.js'
 import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { createSourceRuntime, type SourceRuntime } from '../sources.js'
-import type { DeliveryTally } from '../stats.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
+import type { RetriesByHand } from './retries.js'
 import type { ConsoleRecorder } from './recorder.js'
 import { SourceSettings, type SettingsStore } from './settings.js'
 import type { SharedConsole } from './shared.js'
@@ -47,8 +47,8 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
 
 export function createConsole(options: {
   adminToken: string
-  /** A retry by hand takes its message out of `failed` (it is pending again). */
-  tally: Pick<DeliveryTally, 'failed'>
+  /** What a retry by hand changes beyond the record (./retries.ts). */
+  retries: RetriesByHand
   settings: SourceSettings
   sources: SourceRuntime[]
   queue: DeliveryQueue
@@ -69,18 +69,26 @@ export function createConsole(options: {
       if (sources.find((s) => s.name === record.source)?.destination === undefined) {
         throw new HttpProblem(409, 'CONFLICT', `Source "${record.source}" has its Webhooks destination off; turn it on to retry.`)
       }
+      const traceId = recorder.traceIdOf(id)
+      const { claim, unfailed } = options.retries
+      if (record.delivery.outcome === 'failed' && traceId !== undefined && claim) {
+        // Two admins (or tabs on two processes) retrying at once: only the first is sent.
+        if (!(await claim(traceId, record.delivery.attempts.at(-1)?.attempt ?? 0))) {
+          throw new HttpProblem(409, 'CONFLICT', `Message ${id} is already being retried (a retry by hand made here or through another collector process).`)
+        }
+      }
       const again = recorder.retryByHand(id)
       if (again === undefined) {
         throw new HttpProblem(409, 'CONFLICT', record.delivery.outcome === 'failed'
           ? `Message ${id} was accepted by another collector process and is too large to share; retry it from that process's console.`
           : `Message ${id} has not failed (its delivery is ${record.delivery.outcome}); only a failed delivery can be retried.`)
       }
-      const { source, type, body, trace, traceId } = again
+      const { source, type, body, trace } = again
       // Durable: the other consoles hear of it before any process can attempt it; then it goes
       // through the queue server under the same traceId (whichever process attempts it reports it).
       if (traceId !== undefined) await shared?.retried(traceId)
       await queue.enqueue([{ source, type, body, ...(queue.durable && traceId !== undefined ? { traceId } : { trace }) }], { ignoreLimit: true })
-      options.tally.failed(source, -1)
+      unfailed(source)
     },
   }
 }

@@ -130,6 +130,11 @@ export class ConsoleRecorder {
     return this.#entries.get(id)?.record
   }
 
+  /** The traceId of record `id` (durable mode), which names its delivery in every process. */
+  traceIdOf(id: string): string | undefined {
+    return this.#entries.get(id)?.traceId
+  }
+
   /** The trace of the record known by `traceId`, or `undefined` when none is held. */
   traced(traceId: string): DeliveryTrace | undefined {
     const id = this.#byTrace.get(traceId)

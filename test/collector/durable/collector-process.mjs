@@ -4,7 +4,8 @@
 // (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
 // CLI does (server, then a bounded drain), prints `{"report":…}` and exits; on SIGUSR2 collects
-// garbage and prints `{"heap":…}`, the bytes still in use.
+// garbage and prints `{"heap":…}`, the bytes still in use; on SIGHUP prints `{"local":…}`, its
+// own counts (`collector.stats()`).
 const env = process.env
 const { createCollector, nodeFetch, startServer } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({
@@ -34,6 +35,7 @@ process.on('SIGTERM', async () => {
   console.log(JSON.stringify({ report }))
   process.exit(0)
 })
+process.on('SIGHUP', () => console.log(JSON.stringify({ local: collector.stats() })))
 process.on('SIGUSR2', async () => {
   const { default: v8 } = await import('node:v8')
   const { default: vm } = await import('node:vm')

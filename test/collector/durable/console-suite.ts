@@ -104,8 +104,15 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         await until(async () => (await record(b))?.delivery.outcome === 'failed', "B's console to show the failure")
 
         status = 200
-        const retry = await request(a, `/v1/admin/messages/${failed.id}/retry`, { method: 'POST' })
-        expect(retry.status).toBe(202)
+        // Retried by hand through both processes at once: one is sent, the other refused (it has
+        // heard of the retry by then, or it loses the claim in the queue server).
+        const retries = await Promise.all([
+          request(a, `/v1/admin/messages/${failed.id}/retry`, { method: 'POST' }),
+          request(b, `/v1/admin/messages/${(await record(b)).id}/retry`, { method: 'POST' }),
+        ])
+        expect(retries.map((r) => r.status).sort()).toEqual([202, 409])
+        const refused = (await retries.find((r) => r.status === 409)!.json()) as { error: { message: string } }
+        expect(refused.error.message).toMatch(/is already being retried|has not failed \(its delivery is (queued|delivered)\)/)
         await until(async () => (await record(a)).delivery.outcome === 'delivered', 'the retry by hand to deliver')
         expect((await record(a)).delivery.attempts.at(-1)).toMatchObject({ attempt: tries + 1, results: [{ status: 200 }] })
         await until(async () => (await record(b)).delivery.outcome === 'delivered', "B's console to show it delivered")
@@ -117,6 +124,10 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
           const now = await b.stats()
           return now.failed === before.failed && now.forwarded === before.forwarded + 1
         }, 'the stats to count it forwarded, not failed')
+        // Each process's own counts are what it did: the failure stays counted where it was made.
+        const own = await Promise.all([a.localStats(), b.localStats()])
+        expect(own.map((s) => s.failed).sort()).toEqual([0, 1])
+        expect(own[0].forwarded + own[1].forwarded).toBe(1)
       } finally {
         await receiver.close()
       }

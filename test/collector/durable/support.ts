@@ -65,6 +65,8 @@ export interface CollectorProcess {
   stats(): Promise<Record<string, number>>
   /** The bytes its heap holds after a garbage collection. */
   heap(): Promise<number>
+  /** Its own counts (`collector.stats()`: what this process did), not the shared ones. */
+  localStats(): Promise<Record<string, number>>
 }
 
 export async function startCollector(env: Record<string, string>): Promise<CollectorProcess> {
@@ -77,11 +79,13 @@ export async function startCollector(env: Record<string, string>): Promise<Colle
   const lines = createInterface({ input: child.stdout! })
   let last: unknown
   const heaps: Array<(bytes: number) => void> = []
+  const locals: Array<(stats: Record<string, number>) => void> = []
   const port = new Promise<number>((resolve, reject) => {
     lines.on('line', (line) => {
       last = JSON.parse(line)
       if (typeof (last as { port?: number }).port === 'number') resolve((last as { port: number }).port)
       if (typeof (last as { heap?: number }).heap === 'number') heaps.shift()?.((last as { heap: number }).heap)
+      if (typeof (last as { local?: object }).local === 'object') locals.shift()?.((last as { local: Record<string, number> }).local)
     })
     child.once('exit', () => reject(new Error('collector process exited before listening')))
   })
@@ -97,6 +101,11 @@ export async function startCollector(env: Record<string, string>): Promise<Colle
     async stats() {
       const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
       return (await response.json()) as Record<string, number>
+    },
+    localStats() {
+      const stats = new Promise<Record<string, number>>((resolve) => locals.push(resolve))
+      child.kill('SIGHUP')
+      return stats
     },
     heap() {
       const heap = new Promise<number>((resolve) => heaps.push(resolve))
