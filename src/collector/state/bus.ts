@@ -219,9 +219,11 @@ async function openRedis(url: string, receive: (text: string) => void, fail: (wh
 }
 
 /**
- * One client both listens and notifies; when it breaks, a new one replaces it a second later.
- * Closing ends every client made and not ended yet, one still connecting included (pg has no
- * connect timeout: a server that does not answer would hold it, and the process, for minutes).
+ * One client both listens and notifies; when it breaks, a new one replaces it a second later:
+ * one, however many errors the broken client emits (pg emits two for one lost connection, and a
+ * reconnection each would double the listeners at every restart of the server). Closing ends
+ * every client made and not ended yet, one still connecting included (pg has no connect timeout:
+ * a server that does not answer would hold it, and the process, for minutes).
  */
 async function openPostgres(
   server: QueueServer,
@@ -234,31 +236,50 @@ async function openPostgres(
   const clients = new Set<import('pg').Client>()
   const endAll = () => Promise.all([...clients].map((client) => (clients.delete(client), client.end().catch(() => {})))).then(() => {})
   hold(() => void endAll())
+  let reconnecting = false
+  const reconnect = () => {
+    if (reconnecting || closed()) return
+    reconnecting = true
+    const later = () => (setTimeout(attempt, 1_000) as { unref?: () => void }).unref?.()
+    const attempt = () => {
+      if (closed()) return
+      connect().then((next) => {
+        reconnecting = false
+        // Closed meanwhile: the new client goes too.
+        if (closed()) void next.end().catch(() => {})
+        else current = next
+      }, (e: Error) => (fail('listener')(e), later()))
+    }
+    later()
+  }
   const connect = async (): Promise<import('pg').Client> => {
     const client = new Client(pgOptions(server))
     clients.add(client)
+    let listening = false
+    let broken = false
+    const drop = () => {
+      broken = true
+      clients.delete(client)
+      void client.end().catch(() => {})
+    }
     client.on('notification', (n) => n.channel === CHANNEL && n.payload !== undefined && receive(n.payload))
     client.on('error', (error) => {
-      clients.delete(client)
+      if (broken) return
+      drop()
+      // Not listening yet: `connect` rejects, and its caller decides.
+      if (!listening) return
       fail('listener')(error)
-      if (closed()) return
-      current = undefined
-      const later = () => (setTimeout(retry, 1_000) as { unref?: () => void }).unref?.()
-      const retry = () => {
-        if (closed()) return
-        // Closed meanwhile: the new client goes too.
-        connect().then((next) => (closed() ? void next.end() : (current = next)), (e: Error) => (fail('listener')(e), later()))
-      }
-      later()
+      if (current === client) current = undefined
+      reconnect()
     })
     try {
       await client.connect()
       await client.query(`LISTEN ${CHANNEL}`)
     } catch (error) {
-      clients.delete(client)
-      void client.end().catch(() => {})
+      if (!broken) drop()
       throw error
     }
+    listening = true
     return client
   }
   let current: import('pg').Client | undefined = await connect()
