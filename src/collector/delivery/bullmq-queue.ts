@@ -219,7 +219,15 @@ export class BullmqQueue implements DeliveryQueue {
         data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
         opts: BATCH_JOB_OPTIONS,
       })),
-    ))
+    ).catch((error: Error) => {
+      // The server refused or lost the write (PostgreSQL gone answers at once; or close() dropped
+      // the connection): the sender is asked to retry (503), and the failure is reported as the
+      // queue server's, once per 10 s while it repeats; not when close() caused it.
+      if (this.#closing === undefined) this.#report('queue server', error)
+      throw new QueueUnavailableError(this.#closing === undefined
+        ? `The queue server did not take the deliveries (${error.message}).`
+        : 'The collector closed before the queue server took the deliveries.', { cause: error })
+    }))
     for (const [source, list] of bySource) {
       counters.add(`${source}|pending`, list.length)
       this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length

@@ -186,6 +186,26 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
   }, 60_000)
 })
 
+describe('a request waiting on the queue server when close() gives up on it', () => {
+  it('PostgreSQL frozen: the request is answered 503 (the sender retries), and the dropped connections are not reported', async () => {
+    const server = await startPostgres()
+    const receiver = await startReceiver(() => 200)
+    try {
+      const collector = await startLibraryProcess({ QUEUE: server.url, WEBHOOK: receiver.url })
+      expect(await collector.send(batchText(90_400, 1))).toBe(200)
+      server.freeze(true)
+      const waiting = collector.send(batchText(90_401, 1))
+      await pause(300)
+      await expectEndsOnItsOwn(collector)
+      expect(await waiting).toBe(503)
+      expect(collector.log.filter((line) => line.startsWith('onError'))).toEqual([])
+    } finally {
+      await receiver.close()
+      await server.stop()
+    }
+  }, 60_000)
+})
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('a durable shutdown whose drain timed out logs what happened', () => {

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { oncePer } from '../../../src/collector/once-per.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
-import { startRedis } from '../../helpers/queue-servers.js'
+import { startPostgres, startRedis } from '../../helpers/queue-servers.js'
 import { batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
 
 const started: CollectorProcess[] = []
@@ -42,6 +42,32 @@ describe('the queue server goes away', () => {
     } finally {
       await receiver.close()
       await redis.stop()
+    }
+  }, 30_000)
+
+  it('PostgreSQL gone: a sender is answered 503 QUEUE_UNAVAILABLE with Retry-After (not a 500), and the failure is reported once, not per request', async () => {
+    const postgres = await startPostgres()
+    const receiver = await startReceiver(() => 200)
+    try {
+      const collector = await startCollector({ QUEUE: postgres.url, WEBHOOK: receiver.url })
+      started.push(collector)
+      expect(await send(collector.url, batchText(70_200, 20))).toBe(200)
+      await postgres.stop()
+      for (let i = 0; i < 3; i++) {
+        const response = await fetch(`${collector.url}/v1/batch`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: batchText(70_300 + 20 * i, 20),
+        })
+        expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5'])
+        expect(await response.json()).toMatchObject({
+          error: { code: 'QUEUE_UNAVAILABLE', message: expect.stringMatching(/^The queue server did not (take the deliveries \(.+\)|answer within 5 s)\. Retry later\.$/) },
+        })
+      }
+      const reported = collector.stderr().split('\n').filter((line) => line.startsWith('collector error'))
+      // The write's failure once (and the server's going, as each connection saw it), not 3 times.
+      expect(reported.filter((line) => /queue server: connect ECONNREFUSED/.test(line))).toHaveLength(1)
+    } finally {
+      await receiver.close()
+      await postgres.stop()
     }
   }, 30_000)
 })
