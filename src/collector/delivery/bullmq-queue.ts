@@ -28,7 +28,7 @@ import { Pacer } from './pacer.js'
 import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
 import { workerErrors } from './worker-errors.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
-import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type QueuedDelivery, type TraceSink } from './queue.js'
+import { QueueUnavailableError, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type QueuedDelivery, type TraceSink } from './queue.js'
 
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
@@ -201,8 +201,8 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #add(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
     // Once open, no bound (and no timer) for it on each request.
-    const { adds, counters } = this.#opened ?? (await inTime(this.#ready))
-    if (this.#closing !== undefined) throw new Error('The collector is closing; deliveries are no longer taken.')
+    const { adds, counters } = this.#opened ?? (await writeInTime(this.#ready))
+    if (this.#closing !== undefined) throw new QueueUnavailableError('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
       if (!this.#destinations.has(d.source)) throw new Error(`No Webhooks destination for source ${JSON.stringify(d.source)}.`)
@@ -213,21 +213,13 @@ export class BullmqQueue implements DeliveryQueue {
     if (!options?.ignoreLimit) {
       for (const [source, list] of bySource) if (this.#pendingOf(source) + list.length > this.#maxPending) return false
     }
-    await inTime(adds.write(
-      [...bySource].map(([source, list]) => ({
-        name: 'batch',
-        data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
-        opts: BATCH_JOB_OPTIONS,
-      })),
-    ).catch((error: Error) => {
-      // The server refused or lost the write (PostgreSQL gone answers at once; or close() dropped
-      // the connection): the sender is asked to retry (503), and the failure is reported as the
-      // queue server's, once per 10 s while it repeats; not when close() caused it.
-      if (this.#closing === undefined) this.#report('queue server', error)
-      throw new QueueUnavailableError(this.#closing === undefined
-        ? `The queue server did not take the deliveries (${error.message}).`
-        : 'The collector closed before the queue server took the deliveries.', { cause: error })
+    const jobs = [...bySource].map(([source, list]): BatchJob => ({
+      name: 'batch',
+      data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
+      opts: BATCH_JOB_OPTIONS,
     }))
+    // A failed write is reported as the queue server's (once per 10 s), unless close() caused it.
+    await writeInTime(adds.write(jobs), { closing: () => this.#closing !== undefined, report: (error) => this.#report('queue server', error) })
     for (const [source, list] of bySource) {
       counters.add(`${source}|pending`, list.length)
       this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
@@ -315,15 +307,4 @@ export class BullmqQueue implements DeliveryQueue {
     void this.#counters.close().catch(() => {})
     this.#server.sockets?.drop()
   }
-}
-
-/**
- * `promise`, or a `QueueUnavailableError` once `QUEUE_WRITE_WAIT_MS` have passed: BullMQ's
- * connections retry for ever, so without a bound a request would wait as long as the server is
- * down. (A write that lands later is a job like any other; the sender's retry is de-duplicated.)
- */
-async function inTime<T>(promise: Promise<T>): Promise<T> {
-  const got = await valueWithin(promise, QUEUE_WRITE_WAIT_MS)
-  if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
-  return got.value
 }

@@ -6,6 +6,7 @@
  * serialised once at ingest: nothing re-parses it, so what the sender wrote is what is signed.
  */
 import type { UrlResult, WebhookDestination, WebhookEventType } from '../../webhooks/index.js'
+import { valueWithin } from '../settles-within.js'
 
 /** How a delivery reports its progress (the console's record of it). Every method is optional to call. */
 export interface DeliveryTrace {
@@ -62,8 +63,9 @@ export interface DrainOutcome {
 }
 
 /**
- * The queue server did not take deliveries within `QUEUE_WRITE_WAIT_MS` (unreachable, or far
- * too slow): ingest answers 503 with Retry-After instead of holding the sender's request open.
+ * The queue server did not take deliveries: not within `QUEUE_WRITE_WAIT_MS` (unreachable, or
+ * far too slow), or it refused or lost the write. Ingest answers 503 with Retry-After instead of
+ * holding the sender's request open, or answering 500.
  */
 export class QueueUnavailableError extends Error {
   override name = 'QueueUnavailableError'
@@ -71,6 +73,24 @@ export class QueueUnavailableError extends Error {
 
 /** How long a request waits for the queue server to take its deliveries. */
 export const QUEUE_WRITE_WAIT_MS = 5_000
+
+/**
+ * `write`, or a `QueueUnavailableError` once `QUEUE_WRITE_WAIT_MS` have passed (BullMQ's
+ * connections retry for ever: without a bound a request would wait as long as the server is
+ * down; a write that lands later is a job like any other, the sender's retry de-duplicated).
+ * With `failure`, also when the write fails (PostgreSQL gone refuses at once), after
+ * `failure.report` (not called when `failure.closing()`: the collector's `close()` dropped the
+ * connection).
+ */
+export async function writeInTime<T>(write: Promise<T>, failure?: { closing(): boolean; report(error: Error): void }): Promise<T> {
+  const got = await valueWithin(failure === undefined ? write : write.catch((error: Error) => {
+    if (failure.closing()) throw new QueueUnavailableError('The collector closed before the queue server took the deliveries.', { cause: error })
+    failure.report(error)
+    throw new QueueUnavailableError(`The queue server did not take the deliveries (${error.message}).`, { cause: error })
+  }), QUEUE_WRITE_WAIT_MS)
+  if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
+  return got.value
+}
 
 export interface DeliveryQueue {
   /**
