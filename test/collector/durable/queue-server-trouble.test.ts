@@ -1,12 +1,14 @@
 /**
  * Trouble around the queue server: one that goes away (the collector still exits within its
  * drain timeout plus a second on SIGTERM, its connections dropped when the server does not
- * answer; each distinct failure reported at most once per 10 s however failures alternate), and
- * shared counts a killed process left wrong (corrected once no job backs them, so the backlog
- * limit does not refuse senders for good). Real redis-server; collectors in child processes.
+ * answer; each distinct failure reported at most once per 10 s however failures alternate), one
+ * that refuses writes (PostgreSQL stopped, Redis full: 503, not 500, reported once), and shared
+ * counts a killed process left wrong (corrected once no job backs them, so the backlog limit does
+ * not refuse senders for good). Real redis-server and PostgreSQL; collectors in child processes.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { oncePer } from '../../../src/collector/once-per.js'
+import { loadRedis } from '../../../src/collector/state/drivers.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
 import { startPostgres, startRedis } from '../../helpers/queue-servers.js'
 import { batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
@@ -68,6 +70,37 @@ describe('the queue server goes away', () => {
     } finally {
       await receiver.close()
       await postgres.stop()
+    }
+  }, 30_000)
+})
+
+describe('a full queue server', () => {
+  it('Redis at its maxmemory (noeviction) refuses the write: senders are answered 503 QUEUE_UNAVAILABLE, the refusal reported once', async () => {
+    const redis = await startRedis()
+    try {
+      const collector = await startCollector({ QUEUE: redis.url, WEBHOOK: 'http://127.0.0.1:9/hook' })
+      started.push(collector)
+      const admin = new (await loadRedis())(redis.url)
+      await admin.config('SET', 'maxmemory-policy', 'noeviction')
+      await admin.config('SET', 'maxmemory', '3mb')
+      await admin.quit()
+      const big = 'x'.repeat(20_000)
+      const statuses: number[] = []
+      let refusal: unknown
+      for (let i = 0; i < 60 && !statuses.includes(503); i++) {
+        const batch = Array.from({ length: 20 }, (_, j) => ({ type: 'track', event: 'E', userId: 'u', messageId: `full-${i}-${j}`, properties: { big } }))
+        const response = await fetch(`${collector.url}/v1/batch`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: JSON.stringify({ batch }),
+        })
+        statuses.push(response.status)
+        if (response.status !== 200) refusal = [response.status, response.headers.get('retry-after'), await response.json()]
+      }
+      expect(refusal).toMatchObject([503, '5', { error: { code: 'QUEUE_UNAVAILABLE', message: expect.stringMatching(/^The queue server did not take the deliveries \(OOM command not allowed/) } }])
+      expect(new Set(statuses)).toEqual(new Set([200, 503]))
+      const reported = collector.stderr().split('\n').filter((line) => /^collector error .*queue server: OOM/.test(line))
+      expect(reported).toHaveLength(1)
+    } finally {
+      await redis.stop()
     }
   }, 30_000)
 })
