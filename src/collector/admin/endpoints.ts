@@ -4,7 +4,8 @@
  * `syncAudience` over HTTP, and `GET /v1/stats`.
  */
 import { requireBearer } from '../http/auth.js'
-import { fromMessageError, jsonResponse } from '../http/errors.js'
+import { QueueUnavailableError } from '../delivery/queue.js'
+import { fromMessageError, HttpProblem, jsonResponse } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
 import { settlesWithin } from '../settles-within.js'
@@ -30,7 +31,15 @@ const QUEUED_WAIT_MS = 5_000
  */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
-  if (route === 'stats') return jsonResponse(200, await context.stats())
+  if (route === 'stats') {
+    try {
+      return jsonResponse(200, await context.stats())
+    } catch (error) {
+      // The queue server away: answered as ingest is, so a monitor polling it is neither held nor told "500".
+      if (!(error instanceof QueueUnavailableError)) throw error
+      throw new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${error.message} Retry later.`, { headers: { 'retry-after': '5' } })
+    }
+  }
   const body = parseJson(await readBodyText(request)).value
   try {
     const dispatch =

@@ -218,12 +218,16 @@ export class BullmqQueue implements DeliveryQueue {
       data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
       opts: BATCH_JOB_OPTIONS,
     }))
-    // A failed write is reported as the queue server's (once per 10 s), unless close() caused it.
-    await writeInTime(adds.write(jobs), { closing: () => this.#closing !== undefined, report: (error) => this.#report('queue server', error) })
-    for (const [source, list] of bySource) {
-      counters.add(`${source}|pending`, list.length)
-      this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
-    }
+    // Counted pending once written, even when that is after the sender was answered 503 (the jobs
+    // are delivered all the same). A failed write is reported as the queue server's (once per
+    // 10 s), unless close() caused it.
+    const written = adds.write(jobs).then(() => {
+      for (const [source, list] of bySource) {
+        counters.add(`${source}|pending`, list.length)
+        this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
+      }
+    })
+    await writeInTime(written, { closing: () => this.#closing !== undefined, report: (error) => this.#report('queue server', error) })
     return true
   }
 
@@ -250,10 +254,11 @@ export class BullmqQueue implements DeliveryQueue {
     return { pending, retrying }
   }
 
+  /** Bounded like a write: a queue server away answers 503 (`QueueUnavailableError`), not a hang or a 500. */
   async sharedCounts(): Promise<Record<string, number>> {
-    const { counters } = await this.#ready
-    await counters.flush()
-    return counters.read()
+    const { counters } = await writeInTime(this.#ready)
+    const failure = { closing: () => this.#closing !== undefined, report: (error: Error) => this.#report('queue server', error), what: 'give its counts' }
+    return writeInTime(counters.flush().then(() => counters.read()), failure)
   }
 
   close(timeoutMs: number): Promise<DrainOutcome> {

@@ -82,11 +82,12 @@ export const QUEUE_WRITE_WAIT_MS = 5_000
  * `failure.report` (not called when `failure.closing()`: the collector's `close()` dropped the
  * connection).
  */
-export async function writeInTime<T>(write: Promise<T>, failure?: { closing(): boolean; report(error: Error): void }): Promise<T> {
+export async function writeInTime<T>(write: Promise<T>, failure?: { closing(): boolean; report(error: Error): void; what?: string }): Promise<T> {
   const got = await valueWithin(failure === undefined ? write : write.catch((error: Error) => {
-    if (failure.closing()) throw new QueueUnavailableError('The collector closed before the queue server took the deliveries.', { cause: error })
+    const what = failure.what ?? 'take the deliveries'
+    if (failure.closing()) throw new QueueUnavailableError(`The collector closed before the queue server could ${what}.`, { cause: error })
     failure.report(error)
-    throw new QueueUnavailableError(`The queue server did not take the deliveries (${error.message}).`, { cause: error })
+    throw new QueueUnavailableError(`The queue server did not ${what} (${error.message}).`, { cause: error })
   }), QUEUE_WRITE_WAIT_MS)
   if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
   return got.value

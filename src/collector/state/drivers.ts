@@ -41,8 +41,16 @@ export function bullmqConnection(server: QueueServer): Record<string, unknown> {
     ...(url.protocol === 'rediss:' && { tls: {} }),
     maxRetriesPerRequest: null,
     disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
   }
 }
+
+/**
+ * ioredis's wait before reconnecting try `times`: at most a second, so a collector is back within
+ * about a second of its Redis (BullMQ's own waits grow to 20 s: after an outage of 20 s or so,
+ * senders went on being refused for as long again).
+ */
+export const reconnectDelay = (times: number): number => Math.min(1_000, 100 * times)
 
 /** BullMQ's backend for `server`: its Postgres backend, or `undefined` for Redis (BullMQ's own). */
 function bullmqBackend(bullmq: typeof import('bullmq'), server: QueueServer): unknown {

@@ -65,11 +65,43 @@ describe('the queue server goes away', () => {
         })
       }
       const reported = collector.stderr().split('\n').filter((line) => line.startsWith('collector error'))
+      // So is GET /v1/stats (it was a 500 each time): bounded, and not reported again.
+      for (let i = 0; i < 2; i++) {
+        const stats = await fetch(`${collector.url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
+        expect([stats.status, stats.headers.get('retry-after')]).toEqual([503, '5'])
+        expect(await stats.json()).toMatchObject({ error: { code: 'QUEUE_UNAVAILABLE' } })
+      }
       // The write's failure once (and the server's going, as each connection saw it), not 3 times.
       expect(reported.filter((line) => /queue server: connect ECONNREFUSED/.test(line))).toHaveLength(1)
     } finally {
       await receiver.close()
       await postgres.stop()
+    }
+  }, 30_000)
+})
+
+describe('a write answered 503 that lands afterwards', () => {
+  it('is counted pending once it lands (it is delivered all the same): the count does not drift below the backlog', async () => {
+    const redis = await startRedis()
+    // The first message is taken; the rest are answered 503, so they stay pending (retrying).
+    const receiver = await startReceiver((payload) => (payload.messageId === 'm-73000' ? 200 : 503))
+    const counters = new SharedState({ kind: 'redis', url: redis.url })
+    try {
+      const collector = await startCollector({ QUEUE: redis.url, WEBHOOK: receiver.url })
+      started.push(collector)
+      expect(await send(collector.url, batchText(73_000, 1))).toBe(200)
+      await until(() => receiver.accepted.length === 1, 'the first delivered')
+      redis.freeze(true)
+      // Held for the 5 s bound, then answered 503; the write is still on its way.
+      expect(await send(collector.url, batchText(73_100, 20))).toBe(503)
+      redis.freeze(false)
+      await until(() => new Set(receiver.attempts.slice(1).map((a) => a.messageId)).size === 20, 'the 20 written after their 503 attempted')
+      // Pending: the 20 are in the server, waiting to be retried (it went to -20 when they settled).
+      await until(async () => (await counters.read())['web|pending'] === 20, 'the 20 counted pending', 5_000, async () => `pending ${(await counters.read())['web|pending']}`)
+    } finally {
+      await counters.close()
+      await receiver.close()
+      await redis.stop()
     }
   }, 30_000)
 })
