@@ -120,8 +120,9 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   const report = await collector.close(Math.max(0, deadline - Date.now()))
   io.out(`${formatProgress(report.stats, args.config.queue !== undefined)}\n`)
   if (args.config.queue !== undefined) {
-    const said = durableClosed(report.drained, report.stopped, args.drainTimeout)
-    io.out(`${said[0].toUpperCase()}${said.slice(1)}${report.drained ? ' for the next collector' : ''}.\n`)
+    const reached = report.queueReached !== false
+    const said = durableClosed(report.drained, report.stopped, args.drainTimeout, reached)
+    io.out(`${said[0].toUpperCase()}${said.slice(1)}${report.drained && reached ? ' for the next collector' : ''}.\n`)
   } else if (report.drained) io.out('All deliveries settled.\n')
   else io.out(`${count(report.pending, 'delivery', 'deliveries')} not delivered (still pending after ${args.drainTimeout} ms; counted in failed).\n`)
   return 0

@@ -83,6 +83,8 @@ export interface DrainReport {
    * stopped (their deliveries stay in the server, as the rest do). Otherwise 0.
    */
   stopped: number
+  /** With a queue server: `false` when it was never reached (nothing was taken from it, nothing is pending here). */
+  queueReached?: boolean
   stats: CollectorStats
 }
 
@@ -232,13 +234,13 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     // Everything is done within the drain timeout plus a second, whatever the queue server does.
     const deadline = Date.now() + timeoutMs + 1_000
-    const { drained, pending, stopped } = await queue.close(timeoutMs)
+    const { drained, pending, stopped, reached } = await queue.close(timeoutMs)
     sharedConsole?.close()
     // A bus that did not say goodbye in time waits on a server that does not answer: dropped.
     if (bus && !(await settlesWithin(bus.close(), Math.max(0, deadline - Date.now())))) server?.sockets?.drop()
-    if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs)}`)
+    if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs, reached)}`)
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
-    return { drained, pending, stopped: stopped ?? 0, stats: stats() }
+    return { drained, pending, stopped: stopped ?? 0, ...(queue.durable && { queueReached: reached ?? true }), stats: stats() }
   }
 
   return {
@@ -260,7 +262,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
  * What a durable drain did. Not drained: the worker had not stopped at the bound, with attempts
  * in flight (stopped then) or without (a queue server gone or not answering, a job waiting on it).
  */
-export function durableClosed(drained: boolean, stopped: number, timeoutMs: number): string {
+export function durableClosed(drained: boolean, stopped: number, timeoutMs: number, reached = true): string {
+  if (!reached) return `the queue server was not reached within ${timeoutMs} ms; nothing was taken from it`
   if (drained) return 'attempts in flight finished; the rest stays in the queue server'
   if (stopped === 0) return `no attempt was in flight, but the queue worker had not stopped after ${timeoutMs} ms; the queued deliveries stay in the queue server`
   const one = stopped === 1

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http'
 import { describe, expect, it } from 'vitest'
-import { startRedis } from '../helpers/queue-servers.js'
+import { freePort, startRedis } from '../helpers/queue-servers.js'
 import { basic, receiver, useCli } from './support.js'
 
 const run = useCli()
@@ -105,5 +105,14 @@ describe('isomorphic-analytics CLI', () => {
       await new Promise<void>((done) => server.close(() => done()))
       await redis.stop()
     }
+  }, 30_000)
+
+  it('with --queue naming a server never reached, its last line says nothing was taken from it', async () => {
+    const port = await freePort()
+    const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', 'http://127.0.0.1:9/hook', '--queue', `redis://127.0.0.1:${port}`, '--drain-timeout', '500'])
+    await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+    cli.child.kill('SIGTERM')
+    expect(await cli.exit).toBe(0)
+    expect(cli.stdout()).toMatch(/^The queue server was not reached within 500 ms; nothing was taken from it\.$/m)
   }, 30_000)
 })

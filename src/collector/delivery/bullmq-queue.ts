@@ -272,7 +272,7 @@ export class BullmqQueue implements DeliveryQueue {
     if (opened === undefined) {
       this.#abandoned = true
       this.#disconnect()
-      return { drained: true, pending: 0, stopped: 0 }
+      return { drained: true, pending: 0, stopped: 0, reached: false }
     }
     const { queue, worker, runner, counters } = opened
     // Stop taking jobs; let attempts in flight finish within the bound. Jobs not finished stay in

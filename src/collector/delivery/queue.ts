@@ -60,6 +60,8 @@ export interface DrainOutcome {
    * stay in the queue server). Absent in memory, where what was left is `pending`.
    */
   stopped?: number
+  /** Durable: `false` when the queue server was never reached (nothing was taken from it). */
+  reached?: boolean
 }
 
 /**

@@ -117,11 +117,13 @@ async function retryWaiting(server: QueueServerProcess, id: number): Promise<Lib
 }
 
 describe('after close() resolves, nothing of a durable collector keeps the process alive', () => {
-  it('a Redis queue server never reached', async () => {
+  it('a Redis queue server never reached (and its report says so)', async () => {
     const collector = await startLibraryProcess({ QUEUE: `redis://127.0.0.1:${await freePort()}` })
     // Long enough for every client to have failed and be waiting to reconnect.
     await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'a connection refused')
     await expectEndsOnItsOwn(collector)
+    expect(collector.report).toMatchObject({ drained: true, stopped: 0, queueReached: false })
+    expect(collector.log.some((line) => line.includes('closed: the queue server was not reached within 1000 ms; nothing was taken from it'))).toBe(true)
   })
 
   it('a Redis queue server never reached, closed at once (drain timeout 0): before BullMQ and the bus made their connections', async () => {
@@ -146,6 +148,7 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
       await server.stop()
       await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'the server gone')
       await expectEndsOnItsOwn(collector)
+      expect(collector.report).toMatchObject({ queueReached: true })
     } finally {
       await server.stop()
     }
