@@ -177,6 +177,9 @@ export class BullmqQueue implements DeliveryQueue {
 
   readonly #reportable = oncePer(10_000)
 
+  /** A request's write (or read) the queue server failed: reported as its trouble, unless `close()` caused it. */
+  readonly #writeFailure = { closing: () => this.#closing !== undefined, report: (error: Error) => this.#report('queue server', error) }
+
   /** A background failure of the queue server or worker: reported (once per 10 s while it repeats). */
   #report(where: string, error: Error): void {
     const line = `${where}: ${error.message}`
@@ -219,15 +222,14 @@ export class BullmqQueue implements DeliveryQueue {
       opts: BATCH_JOB_OPTIONS,
     }))
     // Counted pending once written, even when that is after the sender was answered 503 (the jobs
-    // are delivered all the same). A failed write is reported as the queue server's (once per
-    // 10 s), unless close() caused it.
+    // are delivered all the same).
     const written = adds.write(jobs).then(() => {
       for (const [source, list] of bySource) {
         counters.add(`${source}|pending`, list.length)
         this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
       }
     })
-    await writeInTime(written, { closing: () => this.#closing !== undefined, report: (error) => this.#report('queue server', error) })
+    await writeInTime(written, this.#writeFailure)
     return true
   }
 
@@ -257,8 +259,7 @@ export class BullmqQueue implements DeliveryQueue {
   /** Bounded like a write: a queue server away answers 503 (`QueueUnavailableError`), not a hang or a 500. */
   async sharedCounts(): Promise<Record<string, number>> {
     const { counters } = await writeInTime(this.#ready)
-    const failure = { closing: () => this.#closing !== undefined, report: (error: Error) => this.#report('queue server', error), what: 'give its counts' }
-    return writeInTime(counters.flush().then(() => counters.read()), failure)
+    return writeInTime(counters.flush().then(() => counters.read()), { ...this.#writeFailure, what: 'give its counts' })
   }
 
   close(timeoutMs: number): Promise<DrainOutcome> {

@@ -17,7 +17,7 @@ import type { QueueServer } from '../config.js'
 import { loadExactJson, parseExact, stringifyExact } from '../../message/exact-json.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
-import { CLOSE_WAIT_MS, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, pgOptions, quitRedis } from './drivers.js'
+import { CLOSE_WAIT_MS, loadPg, loadRedis, pgOptions, quitRedis, REDIS_CLIENT_OPTIONS } from './drivers.js'
 
 export type BusConnection =
   | { kind: 'redis'; redis: import('ioredis').Redis }
@@ -199,7 +199,7 @@ type Hold = (drop: () => void) => void
 
 async function openRedis(url: string, receive: (text: string) => void, fail: (where: string) => (error: Error) => void, hold: Hold): Promise<Transport> {
   const Redis = await loadRedis()
-  const redis = new Redis(url, { disconnectTimeout: DISCONNECT_TIMEOUT_MS })
+  const redis = new Redis(url, REDIS_CLIENT_OPTIONS)
   const subscriber = redis.duplicate()
   hold(() => {
     redis.disconnect()

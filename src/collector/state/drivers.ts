@@ -40,15 +40,14 @@ export function bullmqConnection(server: QueueServer): Record<string, unknown> {
     ...(url.pathname.length > 1 && { db: Number(url.pathname.slice(1)) }),
     ...(url.protocol === 'rediss:' && { tls: {} }),
     maxRetriesPerRequest: null,
-    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
-    retryStrategy: reconnectDelay,
+    ...REDIS_CLIENT_OPTIONS,
   }
 }
 
 /**
  * ioredis's wait before reconnecting try `times`: at most a second, so a collector is back within
  * about a second of its Redis (BullMQ's own waits grow to 20 s: after an outage of 20 s or so,
- * senders went on being refused for as long again).
+ * senders went on being refused for as long again; ioredis's own, to 2 s).
  */
 export const reconnectDelay = (times: number): number => Math.min(1_000, 100 * times)
 
@@ -120,6 +119,13 @@ export const CLOSE_WAIT_MS = 500
  * default is 2 s. Nothing is lost by ending sooner: no reply is awaited on a disconnection.
  */
 export const DISCONNECT_TIMEOUT_MS = 100
+
+/**
+ * The options of every ioredis client of the collector, BullMQ's, the counters' and the bus's:
+ * reconnections within a second, a short disconnection. (BullMQ's and the counters' also have
+ * their commands wait through a reconnection: `maxRetriesPerRequest: null`.)
+ */
+export const REDIS_CLIENT_OPTIONS = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: reconnectDelay }
 
 /**
  * Closes ioredis clients: QUIT, or at once (`disconnect`) when the server has not answered within

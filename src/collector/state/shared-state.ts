@@ -23,7 +23,7 @@
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
-import { createTables, DISCONNECT_TIMEOUT_MS, loadPg, loadRedis, pgOptions, quitRedis } from './drivers.js'
+import { createTables, loadPg, loadRedis, pgOptions, quitRedis, REDIS_CLIENT_OPTIONS } from './drivers.js'
 
 interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
@@ -257,7 +257,7 @@ class PostgresStore implements Store {
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
     const Redis = await loadRedis()
-    const redis = new Redis(server.url, { maxRetriesPerRequest: null, disconnectTimeout: DISCONNECT_TIMEOUT_MS })
+    const redis = new Redis(server.url, { ...REDIS_CLIENT_OPTIONS, maxRetriesPerRequest: null })
     // Its failures surface through the commands that fail, reported by their callers; without a
     // listener ioredis would also print each one ("Unhandled error event").
     redis.on('error', () => {})
