@@ -137,36 +137,29 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
     await expectEndsOnItsOwn(collector)
   })
 
-  // PostgreSQL's line also checks the process does not crash (an unhandled 'error' on a pool).
-  it.each<[string, () => Promise<QueueServerProcess>, number]>([
-    ['Redis', () => startRedis(), 90_000],
-    ['PostgreSQL', () => startPostgres(), 90_100],
-  ])('a %s queue server reached, then stopped mid-run', async (_name, start, first) => {
-    const server = await start()
+  // Stopped, the server refuses connections (PostgreSQL's lines also check that the process does
+  // not crash: an unhandled 'error' on a pool). Frozen (SIGSTOP), it accepts them and answers
+  // nothing: queries wait, and so do connections being made and the ends of idle ones.
+  const servers = { Redis: () => startRedis(), PostgreSQL: () => startPostgres() }
+  it.each<[string, keyof typeof servers, number]>([
+    ['stopped', 'Redis', 90_000],
+    ['stopped', 'PostgreSQL', 90_100],
+    ['frozen (accepts connections, never answers)', 'Redis', 90_300],
+    ['frozen (accepts connections, never answers)', 'PostgreSQL', 90_200],
+  ])('a queue server reached, then %s mid-run: %s', async (how, kind, first) => {
+    const server = await servers[kind]()
     try {
       const collector = await retryWaiting(server, first)
-      await server.stop()
-      await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'the server gone')
+      if (how === 'stopped') {
+        await server.stop()
+        await until(() => collector.exited || collector.log.some((line) => line.includes('ECONNREFUSED')), 'the server gone')
+      } else {
+        server.freeze(true)
+        // Long enough for the counters' refresh (every 250 ms) and BullMQ's polls to be waiting on it.
+        await pause(500)
+      }
       await expectEndsOnItsOwn(collector)
-      expect(collector.report).toMatchObject({ queueReached: true })
-    } finally {
-      await server.stop()
-    }
-  }, 60_000)
-
-  // Frozen (SIGSTOP), a server accepts connections and answers nothing: queries wait, and so do
-  // connections being made and the ends of idle ones.
-  it.each<[string, () => Promise<QueueServerProcess>, number]>([
-    ['Redis', () => startRedis(), 90_300],
-    ['PostgreSQL', () => startPostgres(), 90_200],
-  ])('a %s queue server reached, then frozen mid-run (accepts connections, never answers)', async (_name, start, first) => {
-    const server = await start()
-    try {
-      const collector = await retryWaiting(server, first)
-      server.freeze(true)
-      // Long enough for the counters' refresh (every 250 ms) and BullMQ's polls to be waiting on it.
-      await pause(500)
-      await expectEndsOnItsOwn(collector)
+      if (how === 'stopped') expect(collector.report).toMatchObject({ queueReached: true })
     } finally {
       await server.stop()
     }

@@ -11,7 +11,7 @@ import { oncePer } from '../../../src/collector/once-per.js'
 import { loadRedis } from '../../../src/collector/state/drivers.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
 import { startPostgres, startRedis } from '../../helpers/queue-servers.js'
-import { batchText, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
+import { batchText, post, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
 
 const started: CollectorProcess[] = []
 afterEach(async () => {
@@ -29,9 +29,7 @@ describe('the queue server goes away', () => {
       await until(() => receiver.attempts.length > 0, 'an attempt in flight')
       await redis.stop()
       const sentAt = Date.now()
-      const response = await fetch(`${collector.url}/v1/batch`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: batchText(70_100, 20),
-      })
+      const response = await post(collector.url, batchText(70_100, 20))
       expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5'])
       expect(await response.json()).toMatchObject({ error: { code: 'QUEUE_UNAVAILABLE', message: 'The queue server did not answer within 5 s. Retry later.' } })
       expect(Date.now() - sentAt).toBeLessThan(5_000 + 2_000)
@@ -56,9 +54,7 @@ describe('the queue server goes away', () => {
       expect(await send(collector.url, batchText(70_200, 20))).toBe(200)
       await postgres.stop()
       for (let i = 0; i < 3; i++) {
-        const response = await fetch(`${collector.url}/v1/batch`, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: batchText(70_300 + 20 * i, 20),
-        })
+        const response = await post(collector.url, batchText(70_300 + 20 * i, 20))
         expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5'])
         expect(await response.json()).toMatchObject({
           error: { code: 'QUEUE_UNAVAILABLE', message: expect.stringMatching(/^The queue server did not (take the deliveries \(.+\)|answer within 5 s)\. Retry later\.$/) },
@@ -121,9 +117,7 @@ describe('a full queue server', () => {
       let refusal: unknown
       for (let i = 0; i < 60 && !statuses.includes(503); i++) {
         const batch = Array.from({ length: 20 }, (_, j) => ({ type: 'track', event: 'E', userId: 'u', messageId: `full-${i}-${j}`, properties: { big } }))
-        const response = await fetch(`${collector.url}/v1/batch`, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` }, body: JSON.stringify({ batch }),
-        })
+        const response = await post(collector.url, JSON.stringify({ batch }))
         statuses.push(response.status)
         if (response.status !== 200) refusal = [response.status, response.headers.get('retry-after'), await response.json()]
       }

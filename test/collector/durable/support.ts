@@ -123,12 +123,17 @@ export function batchText(from: number, count: number): string {
   return `{"batch":[${events.join(',')}]}`
 }
 
-export async function send(url: string, body: string, path = '/v1/batch'): Promise<number> {
-  const response = await fetch(`${url}${path}`, {
+/** POSTs `body` to the collector at `url` with the test source's write key; the response, unread. */
+export function post(url: string, body: string, path = '/v1/batch'): Promise<Response> {
+  return fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` },
     body,
   })
+}
+
+export async function send(url: string, body: string, path = '/v1/batch'): Promise<number> {
+  const response = await post(url, body, path)
   await response.arrayBuffer()
   return response.status
 }
