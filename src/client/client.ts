@@ -91,10 +91,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         return true
       })
       : memoryStore
-    this.#unsubscribe = [
-      typeof __BROWSER__ === 'boolean' && __BROWSER__ ? () => {} : onProcessIdleExit(this as unknown as Client, Client.#onIdleExit!),
-      onPageHide(() => this.#onPageHide()),
-    ]
+    this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, Client.#onIdleExit!))
   }
 
   /**

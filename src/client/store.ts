@@ -12,11 +12,14 @@
  * event); the browser grants it once that key's page is gone (at once if it already is, else
  * when that tab closes or crashes), to one page at a time. Only then does the page adopt the
  * key's messages (and sends them at once), and it keeps the lock for as long as it lives: two
- * tabs never both send a stored message.
+ * tabs never both take one stored list.
  *
  * Delivery is at least once across pages: a message leaves storage when it is delivered or has
  * failed for good, so one sent with `keepalive` as its page went away (whose answer that page
- * never sees) is sent again by the next page, with the same `messageId`.
+ * never sees) is sent again by the next page, with the same `messageId`. And browsers write
+ * localStorage in the background: a page gone just after taking a list over can leave it under
+ * two keys. A page never takes a message it holds already; two pages taking the two keys both
+ * send it.
  */
 import type { SentMessage } from '../message/types.js'
 import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
@@ -39,8 +42,8 @@ export const memoryStore: Store = { add() {}, remove() {} }
 export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) => boolean): Store {
   const prefix = `isomorphic-analytics:${writeKey}:`
   const key = prefix + randomUUID()
-  /** The messages held (queued or in flight), in order. */
-  const held = new Set<QueuedMessage>()
+  /** The messages held (queued or in flight), in order, as their JSON (unique: a messageId each). */
+  const held = new Set<string>()
   /** Writes wait for our lock; after a failure, nothing is kept. */
   let locked = false
   let failed = false
@@ -78,7 +81,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   // a bigint's digits included.
   const write = () => {
     scheduled = false
-    guard(() => (held.size ? storage.setItem(key, [...held].map((m) => m.json).join('\n')) : storage.removeItem(key)))
+    guard(() => (held.size ? storage.setItem(key, [...held].join('\n')) : storage.removeItem(key)))
   }
   const schedule = () => {
     if (!scheduled) queueMicrotask(write)
@@ -93,7 +96,10 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     if (!text) return
     let messages: BuiltMessage[]
     try {
-      messages = text.split('\n').map((json) => ({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) }))
+      // One held here already is not taken again: a page that went away just after taking a list
+      // can leave it under both keys (its write landed, the removal not yet), and this page may
+      // take both.
+      messages = text.split('\n').filter((json) => !held.has(json)).map((json) => ({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) }))
     } catch {
       // Not what we wrote: nothing there can be sent.
       return storage.removeItem(other)
@@ -134,12 +140,12 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   return {
     add(message) {
       if (failed) return
-      held.add(message)
+      held.add(message.json)
       schedule()
     },
     remove(batch) {
       if (failed) return
-      for (const m of batch) held.delete(m)
+      for (const m of batch) held.delete(m.json)
       schedule()
     },
   }

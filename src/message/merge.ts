@@ -20,7 +20,7 @@ export function mergeUnder(base: Json | undefined, own: Json | undefined): Json 
   for (const key of Object.keys(base)) assign(out, key, base[key])
   for (const key of Object.keys(own)) {
     const mine = own[key]
-    const theirs = Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined
+    const theirs = Object.hasOwn(out, key) ? out[key] : undefined
     assign(out, key, isPlainObject(mine) && isPlainObject(theirs) ? mergeUnder(theirs, mine) : mine)
   }
   return out

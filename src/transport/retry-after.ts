@@ -10,8 +10,8 @@ export function parseRetryAfter(
   if (header == null) return undefined
   const value = header.trim()
   if (value === '') return undefined
-  if (/^\d+$/.test(value)) return Math.min(Number(value) * 1000, capMs)
-  if (/^\d*\.\d+$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), capMs)
+  // Seconds, whole or not ("1.5"; a fraction of a millisecond waits the whole one).
+  if (/^\d*\.?\d+$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), capMs)
   // Every HTTP-date form names its month; without a letter it is not a date (Date.parse would
   // still accept "-5" or "1,5").
   if (!/[a-z]/i.test(value)) return undefined
