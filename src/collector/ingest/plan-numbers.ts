@@ -10,7 +10,11 @@
  * (`withExactNumbers`), which ajv calls with the number it sees and its `instancePath`: where that
  * path held a `bigint`, the bigint is judged (a bigint compares exactly with a number in
  * JavaScript; `multipleOf` by exact integer arithmetic on the divisor's decimal digits), else the
- * number, as ajv itself would. Errors keep ajv's keywords and messages (`must be <= 10`).
+ * number, as ajv itself would, but for `multipleOf`. Errors keep ajv's keywords and messages
+ * (`must be <= 10`).
+ *
+ * `multipleOf` judges a number by the decimal digits it was sent as, too: ajv divides floats, so
+ * `19.99` failed `multipleOf: 0.01` (19.99 / 0.01 is 1998.9999999999998), the plan a price needs.
  */
 import type { Ajv, ErrorObject } from 'ajv'
 import { isPlainObject } from '../../message/validate.js'
@@ -41,9 +45,12 @@ export function withExactNumbers(schema: unknown): unknown {
   return out
 }
 
-/** `value` as a fraction p/q of bigints, from its shortest decimal form (`0.1` is 1/10). */
+/**
+ * `|value|` as a fraction p/q of bigints, from its shortest decimal form (`0.1` is 1/10): the
+ * digits the number was sent as, for any number JSON text reads back to itself.
+ */
 function fraction(value: number): [bigint, bigint] {
-  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(value))
+  const match = /^-?(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(value))
   if (!match) return [1n, 0n] // Not finite: nothing is a multiple of it.
   const [, whole, decimals = '', exponent = '0'] = match
   const shift = Number(exponent) - decimals.length
@@ -52,13 +59,14 @@ function fraction(value: number): [bigint, bigint] {
 }
 
 function isMultiple(value: number | bigint, divisor: number): boolean {
-  if (typeof value === 'number') {
-    // ajv's own test (without `multipleOfPrecision`), so numbers are judged as before.
-    const quotient = value / divisor
-    return quotient === parseInt(quotient as unknown as string)
-  }
+  // Safe integers divide exactly as numbers.
+  if (typeof value === 'number' && Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0
   const [p, q] = fraction(divisor)
-  return q !== 0n && p !== 0n && (value * q) % p === 0n
+  if (q === 0n || p === 0n) return false
+  if (typeof value === 'bigint') return (value * q) % p === 0n
+  // value = a/b and divisor = p/q: a multiple when (a·q)/(b·p) is a whole number.
+  const [a, b] = fraction(value)
+  return b !== 0n && (a * q) % (b * p) === 0n
 }
 
 type Problem = Pick<ErrorObject, 'keyword' | 'message' | 'params'>

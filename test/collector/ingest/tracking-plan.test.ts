@@ -52,6 +52,23 @@ describe('compileTrackingPlan: verdicts', () => {
     expect(big.verdict(track('E', { id: 5, even: 4, tenth: 0.5 }))).toBeUndefined()
   })
 
+  it('judges multipleOf by the decimal digits a number was sent as (a float division fails 19.99 under 0.01)', () => {
+    const prices = compileTrackingPlan({ events: { E: { type: 'object', properties: {
+      price: { type: 'number', multipleOf: 0.01 },
+      v: { multipleOf: 0.1 },
+      half: { multipleOf: 0.5 },
+      big: { multipleOf: 1e21 },
+      tiny: { multipleOf: 1e-7 },
+    } } } }, AT)!
+    const reason = (properties: Record<string, unknown>) => prices.verdict(track('E', properties), true)?.reason
+    for (const price of [19.99, 0.07, 1.1, 10, -19.99, 0, 123456.78]) expect(reason({ price }), String(price)).toBeUndefined()
+    for (const v of [0.3, 0.7, 1.2, -0.3]) expect(reason({ v }), String(v)).toBeUndefined()
+    expect(reason({ half: 2.5, big: 3e21, tiny: 3e-7 })).toBeUndefined()
+    expect(reason({ price: 19.995 })).toMatch(/properties\.price must be multiple of 0\.01\.$/)
+    expect(reason({ v: 0.30000000000000004 })).toMatch(/properties\.v must be multiple of 0\.1\.$/)
+    expect(reason({ half: 2.25, big: 1.5e21, tiny: 1.5e-7 })).toMatch(/half must be multiple of 0\.5; properties\.big must be multiple of 1e\+21; properties\.tiny must be multiple of 1e-7\.$/)
+  })
+
   it('passes planned events whose properties match, and every other message type', () => {
     expect(plan().verdict(track('Order Completed', { orderId: 'o', total: 1, email: 'a@b.test' }))).toBeUndefined()
     expect(plan().verdict(track('Logged Out'))).toBeUndefined()
