@@ -41,6 +41,11 @@ export interface ParsedJson {
   value: unknown
   /** Whether some value is a `bigint` (serialise it with `stringifyExact`, not `JSON.stringify`). */
   hasBigInt: boolean
+  /**
+   * Read by `JSON.parse` though it may hold an integer beyond 2^53 (it nests too deep for the
+   * exact parser): its long integers, wherever they are, may be rounded.
+   */
+  inexact?: true
 }
 
 const isDigit = (code: number) => code >= 48 && code <= 57
@@ -76,11 +81,14 @@ export function mayHoldLongInteger(text: string): boolean {
 /**
  * Parses JSON like `JSON.parse` (the last of duplicate keys wins), integers kept exact.
  * `lossless-json` parses and writes recursively, so text nested deeper than any message may be
- * (`MAX_DEPTH`, plus the batch's object and array) goes to `JSON.parse`, which does not overflow:
- * the message that nests too deep is refused (400 naming it), so its digits no longer matter.
+ * (`MAX_DEPTH`, plus the batch's object and array) goes to `JSON.parse`, which does not overflow,
+ * marked `inexact`: the message that nests too deep is refused (400 naming it), so its digits no
+ * longer matter; where no message does (a member beside `batch` nests that deep), the caller
+ * refuses the body rather than keep rounded digits.
  */
 export function parseExact(text: string): ParsedJson {
-  if (!mayHoldLongInteger(text) || tooDeep(text, MAX_DEPTH + 2)) return { value: JSON.parse(text), hasBigInt: false }
+  if (!mayHoldLongInteger(text)) return { value: JSON.parse(text), hasBigInt: false }
+  if (tooDeep(text, MAX_DEPTH + 2)) return { value: JSON.parse(text), hasBigInt: false, inexact: true }
   let hasBigInt = false
   const parseNumber = (digits: string): number | bigint => {
     const number = Number(digits)

@@ -19,7 +19,7 @@ import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
 import { stringifyExact } from '../../message/exact-json.js'
 import type { RecentMessageIds } from './dedup.js'
-import { extractMessages, parseJson, withinMessageLimits, type BodyKind, type Message } from './parse.js'
+import { extractMessages, parseJson, tooDeepBeside, withinMessageLimits, type BodyKind, type Message } from './parse.js'
 import { integrationEnabled } from './routing.js'
 import type { PlanVerdict } from './tracking-plan.js'
 
@@ -130,7 +130,7 @@ export function createIngest(context: IngestContext): Ingest {
     let source = headerKey === undefined ? undefined : context.lookup(headerKey)
     if (headerKey !== undefined && source === undefined) throw unknownWriteKey()
     const text = await readBodyText(request)
-    const { value: body, hasBigInt } = parseJson(text)
+    const { value: body, hasBigInt, inexact } = parseJson(text)
     if (source === undefined) {
       const key = writeKeyFromBody(body)
       if (key === undefined) throw missingWriteKey()
@@ -139,6 +139,8 @@ export function createIngest(context: IngestContext): Ingest {
     }
     const receivedAt = new Date().toISOString()
     const messages = extractMessages(kind, body, receivedAt, hasBigInt, withinMessageLimits(text, hasBigInt))
+    // No message nests too deep (that is refused above, naming it): something beside them does.
+    if (inexact) throw tooDeepBeside()
     const violations = checkPlan(source, messages, hasBigInt, context.log)
     const blockedAt = new Map(violations.flatMap((v) => (v.blocked ? [[v.index, v.reason] as const] : [])))
     const deliveries: QueuedDelivery[] = []

@@ -33,6 +33,15 @@ export function parseJson(text: string): ParsedJson {
   }
 }
 
+/**
+ * A body `parseJson` read inexactly (`inexact`: deeper than any message may nest, with a long
+ * integer in it) whose messages all passed: what nests that deep is beside them, and the body's
+ * int64s may have been rounded. Refused rather than forwarded with other digits.
+ */
+export function tooDeepBeside() {
+  return badRequest('VALIDATION', `Request body nests objects and arrays more than ${MAX_DEPTH + 2} levels deep beside its messages, so the integers beyond 2^53 in it cannot be read exactly. Send no member that nests that deep.`, 'body')
+}
+
 interface Envelope {
   context: Record<string, unknown> | undefined
   integrations: Record<string, unknown> | undefined

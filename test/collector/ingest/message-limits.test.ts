@@ -38,6 +38,20 @@ describe('the depth limit, with an integer beyond 2^53 in the body', () => {
     expect(calls).toHaveLength(0)
   })
 
+  it('refuses (400) a body whose member beside its messages nests too deep, which would have cost an int64 its digits', async () => {
+    const { collector, calls } = forwardingCollector()
+    const body = (levels: number) =>
+      `{"batch":[${JSON.stringify(track()).slice(0, -1)},"properties":{"id":9223372036854775807}}],"_debug":${'['.repeat(levels)}${']'.repeat(levels)}}`
+    const refused = await collector.fetch(post(body(103)))
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toMatchObject({ error: { code: 'VALIDATION', field: 'body', message: expect.stringMatching(/more than 102 levels deep beside its messages/) } })
+    // At a depth the exact parser reads, the member is dropped as before and the digits kept.
+    expect((await collector.fetch(post(body(90)))).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    expect(calls[0].body).toContain('"id":9223372036854775807')
+    await collector.close()
+  })
+
   it('forwards 100 levels, the digits exact', async () => {
     const { collector, calls } = forwardingCollector()
     expect((await collector.fetch(post(nested(100, '12345678901234567890')))).status).toBe(200)
