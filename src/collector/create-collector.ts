@@ -165,6 +165,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     byName,
     queue,
     memberships: shared ? new SharedMemberships(shared) : new MemoryMemberships(),
+    turns: new Map(),
     maxPending: config.maxPendingDeliveries,
     log,
     ...(recording && { console: recording }),

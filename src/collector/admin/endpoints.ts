@@ -8,7 +8,7 @@ import { QueueUnavailableError } from '../delivery/queue.js'
 import { fromMessageError, HttpProblem, jsonResponse } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
-import { settlesWithin } from '../settles-within.js'
+import { settlesWithin, valueWithin } from '../settles-within.js'
 import type { StatsReport } from './stats.js'
 import type { AudienceSyncRequest, DeletionRequest, Dispatch } from './requests.js'
 
@@ -27,7 +27,9 @@ const QUEUED_WAIT_MS = 5_000
 /**
  * `POST /v1/deletions` and `POST /v1/audiences` answer once the payloads are queued, or after
  * 5 s with `"queuing": true` while a large audience still waits for room under the backlog
- * limit (it keeps going in the background); `GET /v1/stats`.
+ * limit (it keeps going in the background); an audience sync still waiting then for an earlier
+ * sync of that audience to be queued (its turn) is answered without `sent`, not yet known.
+ * `GET /v1/stats`.
  */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
   await requireBearer(request, context.adminToken)
@@ -42,11 +44,19 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
   }
   const body = parseJson(await readBodyText(request)).value
   try {
-    const dispatch =
+    const deadline = Date.now() + QUEUED_WAIT_MS
+    const dispatching =
       route === 'deletions'
-        ? context.deletion(body as DeletionRequest)
-        : await context.audience(body as AudienceSyncRequest)
-    const queued = await settlesWithin(dispatch.queued, QUEUED_WAIT_MS)
+        ? Promise.resolve(context.deletion(body as DeletionRequest))
+        : context.audience(body as AudienceSyncRequest)
+    const made = await valueWithin(dispatching, QUEUED_WAIT_MS)
+    if (made === undefined) {
+      // Its turn comes later, in the background (a failure then is in the collector's log).
+      dispatching.catch(() => {})
+      return jsonResponse(200, { success: true, sources: [(body as AudienceSyncRequest).source], queuing: true })
+    }
+    const dispatch = made.value
+    const queued = await settlesWithin(dispatch.queued, Math.max(0, deadline - Date.now()))
     return jsonResponse(200, {
       success: true,
       sources: dispatch.sources,

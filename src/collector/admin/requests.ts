@@ -2,7 +2,8 @@
  * Deletion requests and audience syncs (seed §6): the payloads they send, through the same
  * delivery queue as ingest, recorded in the console's record as ingest records messages (their
  * attempts and outcome; an audience sync's first `RECORDED_PER_SYNC` per source). The memberships
- * an audience sync diffs against are kept in a `MembershipStore`.
+ * an audience sync diffs against are kept in a `MembershipStore`; the syncs of one audience take
+ * turns in this process (`inTurn`).
  */
 import { ValidationError, isValidationError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
@@ -28,6 +29,8 @@ export interface AdminState {
   byName: ReadonlyMap<string, SourceRuntime>
   queue: DeliveryQueue
   memberships: MembershipStore
+  /** The syncs of each audience (per source) under way in this process: the end of the last one's turn. */
+  turns: Map<string, Promise<void>>
   /** The per-source backlog limit (`maxPendingDeliveries`). */
   maxPending: number
   log: Logger
@@ -194,11 +197,37 @@ export function requestDeletion(state: AdminState, input: DeletionRequest): Disp
   )
 }
 
+/** `audienceSync`'s payloads, its refusal of a name with no letter or digit naming `audience`. */
+function changes(audience: string, previous: readonly string[], members: readonly string[]): WebhookPayload[] {
+  try {
+    return audienceSync(audience, previous, members)
+  } catch (error) {
+    // The audience's name is `audience` here; audienceSync calls it `audienceName`.
+    if (!isValidationError(error) || error.field !== 'audienceName') throw error
+    throw new ValidationError('audience', error.message.replaceAll('`audienceName`', '`audience`'))
+  }
+}
+
+/**
+ * Runs `start` once the turn of every earlier sync of `key` has ended: when its payloads were
+ * queued and its membership remembered, or when it failed (the old membership kept). A sync can
+ * only diff against the membership the one before it leaves, and knows which only then.
+ */
+function inTurn(turns: Map<string, Promise<void>>, key: string, start: () => Promise<Dispatch>): Promise<Dispatch> {
+  const started = (turns.get(key) ?? Promise.resolve()).then(start)
+  const ended = started.then((dispatch) => dispatch.queued).then(() => {}, () => {})
+  turns.set(key, ended)
+  void ended.then(() => turns.get(key) === ended && turns.delete(key))
+  return started
+}
+
 /**
  * The identify payloads of an audience's membership changes since its previous sync on this
  * source (every member on the first sync). The membership is remembered once every payload is
  * queued (so a sync cut short is diffed again, from the old base, next time); a source without
- * an enabled destination sends nothing and remembers nothing.
+ * an enabled destination sends nothing and remembers nothing. Syncs of one audience take turns:
+ * one started before the previous one is queued (an `await` of this promise does not wait for
+ * that) waits for it, and diffs against the membership it leaves.
  */
 export async function syncAudience(state: AdminState, input: AudienceSyncRequest): Promise<Dispatch> {
   const { byName, memberships } = state
@@ -211,13 +240,17 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
   const members = [...new Set(request.members.map((id: unknown, i) => requireString(id, `members[${i}]`)))]
   const origin: Origin = { origin: 'audience', name: audience }
   if (source.destination === undefined) return send(state, [], origin)
-  let payloads: WebhookPayload[]
-  try {
-    payloads = audienceSync(audience, (await memberships.get(source.name, audience)) ?? [], members)
-  } catch (error) {
-    // The audience's name is `audience` here; audienceSync calls it `audienceName`.
-    if (!isValidationError(error) || error.field !== 'audienceName') throw error
-    throw new ValidationError('audience', error.message.replaceAll('`audienceName`', '`audience`'))
-  }
-  return send(state, [[source, payloads]], origin, () => memberships.set(source.name, audience, members))
+  // A name refused at once, not after the turns of the syncs before it.
+  changes(audience, [], [])
+  return inTurn(state.turns, JSON.stringify([source.name, audience]), async () => {
+    let previous: readonly string[] | undefined
+    try {
+      previous = await memberships.get(source.name, audience)
+    } catch (error) {
+      // Said here too: over HTTP, a sync that waited its turn past the answer has no one else to tell.
+      state.log(`${source.name}: audience ${JSON.stringify(audience)} not synced: ${(error as Error).message}`)
+      throw error
+    }
+    return send(state, [[source, changes(audience, previous ?? [], members)]], origin, () => memberships.set(source.name, audience, members))
+  })
 }

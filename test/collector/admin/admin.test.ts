@@ -19,6 +19,13 @@ function setup(adminToken: string | null = TOKEN) {
   return { collector, calls: receiver.calls }
 }
 
+/** An audience payload as [userId, its one trait's value]. */
+const change = (payload: { userId?: string; traits?: Record<string, unknown> }) => [payload.userId, Object.values(payload.traits ?? {})[0]]
+
+/** What the receiver last heard of each user's trait. */
+const latest = (calls: Array<{ json: Record<string, unknown> }>) =>
+  Object.fromEntries(calls.map((c) => [c.json.userId, Object.values(c.json.traits as object)[0]]))
+
 function admin(path: string, body: unknown, token: string | null = TOKEN): Request {
   return new Request(`http://c.test${path}`, {
     method: 'POST',
@@ -90,6 +97,32 @@ describe('syncAudience', () => {
     calls.length = 0
     await (await collector.syncAudience({ source: 'web', audience: 'High Value Users', members: ['u3', 'u2'] })).settled
     expect(calls).toHaveLength(0)
+  })
+
+  it('diffs a sync against the one awaited before it, though that one was not queued yet', async () => {
+    const { collector, calls } = setup()
+    const sync = (members: string[]) => collector.syncAudience({ source: 'web', audience: 'VIP', members })
+    const first = await sync(['u1', 'u2'])
+    const second = await sync(['u2'])
+    expect(first.payloads.map(change)).toEqual([['u1', true], ['u2', true]])
+    expect(second.payloads.map(change)).toEqual([['u1', false]])
+    await Promise.all([first.settled, second.settled])
+    expect((await sync(['u2'])).payloads).toEqual([])
+    expect(latest(calls)).toEqual({ u1: false, u2: true })
+  })
+
+  it('runs syncs of one audience started together in turn, each from the membership the one before left', async () => {
+    const { collector, calls } = setup()
+    const sync = (source: string, members: string[]) => collector.syncAudience({ source, audience: 'VIP', members })
+    const dispatches = await Promise.all([sync('web', ['u1', 'u2']), sync('web', ['u2']), sync('app', ['u9']), sync('web', ['u2', 'u3'])])
+    expect(dispatches.map((d) => d.payloads.map(change))).toEqual([
+      [['u1', true], ['u2', true]],
+      [['u1', false]],
+      [['u9', true]],
+      [['u3', true]],
+    ])
+    await Promise.all(dispatches.map((d) => d.settled))
+    expect(latest(calls.filter((c) => c.url === 'https://web.test/'))).toEqual({ u1: false, u2: true, u3: true })
   })
 
   it('keeps audiences apart per source', async () => {

@@ -92,6 +92,41 @@ describe('admin payloads and the backlog limit (memory)', () => {
   })
 })
 
+describe('audience syncs take turns (memory)', () => {
+  const audiences = (members: string[], audience = 'VIP') =>
+    new Request('http://collector.test/v1/audiences', {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'web', audience, members }),
+    })
+
+  it('a sync waits while the one before it waits for room (over HTTP at most 5 s, answered without `sent`); another audience does not', async () => {
+    vi.useFakeTimers()
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    const { collector, calls } = forwardingCollector({ maxPendingDeliveries: 50, adminToken: 'tok' }, async () => (await gate, new Response('ok')))
+    const members = Array.from({ length: 400 }, (_, i) => `u${i}`)
+    const first = await collector.syncAudience({ source: 'web', audience: 'VIP', members })
+    const answering = collector.fetch(audiences(members.slice(1)))
+    // Another audience's sync is not held by VIP's turn.
+    const other = await collector.syncAudience({ source: 'web', audience: 'Gold', members: ['g1'] })
+    expect(other.payloads.map((p) => p.userId)).toEqual(['g1'])
+    await vi.advanceTimersByTimeAsync(5_000)
+    const response = await answering
+    expect(await response.json()).toEqual({ success: true, sources: ['web'], queuing: true })
+    open()
+    let queued = false
+    void first.queued.then(() => (queued = true))
+    while (!queued) await vi.advanceTimersByTimeAsync(100)
+    // Its turn came: the HTTP sync sent only the change from the first one's membership.
+    while (!calls.some((c) => c.json.userId === 'u0' && (c.json.traits as { vip?: boolean }).vip === false)) await vi.advanceTimersByTimeAsync(100)
+    await collector.close()
+    const vip = new Map(calls.flatMap((c) => ((c.json.traits as { vip?: boolean }).vip === undefined ? [] : [[c.json.userId, (c.json.traits as { vip: boolean }).vip]])))
+    expect(vip.size).toBe(400)
+    expect([...vip].filter(([, member]) => !member)).toEqual([['u0', false]])
+  })
+})
+
 describe('pacing (memory)', () => {
   /**
    * A memory queue for `sources` (default `web`), each with its own pacer that always sees a

@@ -213,5 +213,29 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         await receiver.close()
       }
     }, 30_000)
+
+    it('two syncs of one audience sent at once to one process take turns: the second diffs against the first', async () => {
+      const receiver = await startReceiver(() => 200)
+      try {
+        const a = await collector({ WEBHOOK: receiver.url })
+        const sync = (members: string[]) => admin(a.url, '/v1/audiences', { source: 'web', audience: 'Gold', members })
+        const answers = await Promise.all([sync(['u1', 'u2']), sync(['u1'])])
+        expect(await Promise.all(answers.map((r) => r.json()))).toEqual([
+          { success: true, sources: ['web'], sent: 2 },
+          { success: true, sources: ['web'], sent: 1 },
+        ])
+        const synced = () => receiver.accepted.filter((r) => r.raw.includes('"traits":{"gold"'))
+        await until(() => synced().length === 3, 'both syncs')
+        // (Each sync's payloads, in whatever order their jobs' attempts went.)
+        const sent = synced().map((r) => {
+          const payload = JSON.parse(r.raw) as { userId: string; traits: Record<string, boolean> }
+          return `${payload.userId}=${payload.traits.gold}`
+        })
+        expect(sent.sort()).toEqual(['u1=true', 'u2=false', 'u2=true'])
+        await stop(a)
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
   })
 }
