@@ -74,18 +74,28 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
     // A value from a flag is named as the flag (`--webhook`), not as its config path.
     throw isConfigError(error) ? new UsageError(nameFlags(error, args.flagNames)) : error
   }
+  // Listening for SIGINT/SIGTERM before starting: start-up can wait up to 10 s for a queue server,
+  // and a signal then stops it cleanly too; one sent on seeing the banner drains.
+  const stopped = io.stopSignal((again) => {
+    io.err(`\n${again} again: exiting without waiting for deliveries.\n`)
+  })
   let server: CollectorServer
+  const starting = startServer(collector, { port: args.port, host: args.host })
   try {
-    server = await startServer(collector, { port: args.port, host: args.host })
+    const first = await Promise.race([starting, stopped])
+    if (typeof first === 'string') {
+      // Nothing listened, so nothing was accepted; a server that starts anyway is closed.
+      starting.then((late) => late.close(0), () => {})
+      io.out(`${first} during start-up: stopped before listening; nothing was accepted.\n`)
+      await collector.close(0)
+      return 0
+    }
+    server = first
   } catch (error) {
     await collector.close(0)
     io.err(`Cannot listen on ${args.host}:${args.port}: ${(error as Error).message}\n`)
     return 1
   }
-  // Listening for SIGINT/SIGTERM before saying so: a signal sent on seeing the banner must drain.
-  const stopped = io.stopSignal((again) => {
-    io.err(`\n${again} again: exiting without waiting for deliveries.\n`)
-  })
   io.out(`isomorphic-analytics collector listening on ${server.url}\n`)
   for (const line of describeSources(args)) io.out(`${line}\n`)
   if (args.config.adminToken !== undefined) {

@@ -1,7 +1,8 @@
 /**
  * The CLI stopping with work in flight: on SIGINT or SIGTERM it drains deliveries within
  * --drain-timeout, then reports what was not delivered (counted in the stats' failed); with
- * --queue (a real redis-server), what became of the attempts in flight.
+ * --queue (a real redis-server), what became of the attempts in flight; and a signal that comes
+ * while it is still starting.
  */
 import { createServer } from 'node:http'
 import { describe, expect, it } from 'vitest'
@@ -114,5 +115,19 @@ describe('isomorphic-analytics CLI', () => {
     cli.child.kill('SIGTERM')
     expect(await cli.exit).toBe(0)
     expect(cli.stdout()).toMatch(/^The queue server was not reached within 500 ms; nothing was taken from it\.$/m)
+  }, 30_000)
+
+  it('on SIGTERM during start-up (a queue server not reached yet), stops cleanly: exit 0 and says nothing was accepted', async () => {
+    const port = await freePort()
+    const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--queue', `redis://127.0.0.1:${port}`])
+    // Start-up waits (up to 10 s) for the server; its refused connections are reported on stderr meanwhile.
+    const deadline = Date.now() + 10_000
+    while (!/ECONNREFUSED/.test(cli.stderr()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(cli.stdout()).toBe('')
+    const signalledAt = Date.now()
+    cli.child.kill('SIGTERM')
+    expect(await cli.exit).toBe(0)
+    expect(Date.now() - signalledAt).toBeLessThanOrEqual(2_000)
+    expect(cli.stdout()).toBe('SIGTERM during start-up: stopped before listening; nothing was accepted.\n')
   }, 30_000)
 })
