@@ -4,7 +4,7 @@
  * name the flag, say what to type, and guess a mistyped name.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { closest } from './closest.js'
+import { closest } from '../closest.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 

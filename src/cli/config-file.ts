@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import type { CollectorConfig } from '../collector/index.js'
 import { describe } from '../message/validate.js'
-import { closest } from './closest.js'
+import { closest } from '../closest.js'
 import { UsageError } from './usage-error.js'
 
 export interface ConfigFile extends Partial<CollectorConfig> {

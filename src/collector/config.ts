@@ -4,6 +4,7 @@
  * object. Nothing downstream applies defaults again.
  */
 import { ConfigError } from '../errors.js'
+import { unknownOption } from '../closest.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/transport.js'
 import type { SettingsStore } from './console/settings.js'
@@ -150,12 +151,7 @@ function fail(option: string, expectation: string, value: unknown): never {
 }
 
 function rejectUnknownKeys(object: Record<string, unknown>, known: Set<string>, at: string): void {
-  for (const key of Object.keys(object)) {
-    if (!known.has(key)) {
-      const option = at === '' ? key : `${at}.${key}`
-      throw new ConfigError(option, `Unknown option \`${option}\`; known: ${[...known].join(', ')}.`)
-    }
-  }
+  for (const key of Object.keys(object)) if (!known.has(key)) throw unknownOption(at, key, known)
 }
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''

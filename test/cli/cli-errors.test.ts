@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { closest } from '../../src/cli/closest.js'
+import { closest } from '../../src/closest.js'
 import { useCli } from './support.js'
 
 const run = useCli()
@@ -106,6 +106,15 @@ describe('CLI error messages', () => {
     ['sources that are not an array', { sources: { writeKey: 'K', name: 'web' } }, 'Expected `sources` to be an array of sources, got an object.'],
   ])('--config with %s', async (name, extra, message) => {
     const path = configFile(`${name.replace(/\W/g, '-')}.json`, { sources: [{ writeKey: 'K', name: 'web' }], ...extra })
+    expect(await refusal(['collect', '--config', path])).toBe(message)
+  })
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['writeky', { writeky: 'K', name: 'web' }, 'Unknown option `sources[0].writeky` (did you mean `sources[0].writeKey`?); known: writeKey, name, webhooks, trackingPlan.'],
+    ['trackingPlan.violation', { writeKey: 'K', name: 'web', trackingPlan: { events: {}, violation: 'allow' } }, 'Unknown option `sources[0].trackingPlan.violation` (did you mean `sources[0].trackingPlan.violations`?); known: events, unplanned, violations.'],
+    ['urls[0].header', { writeKey: 'K', name: 'web', webhooks: { urls: [{ url: HOOK, header: {} }] } }, 'Unknown option `sources[0].webhooks.urls[0].header` (did you mean `sources[0].webhooks.urls[0].headers`?); known: url, headers.'],
+  ])('--config with a mistyped nested key (%s) gets a guess too', async (name, source, message) => {
+    const path = configFile(`nested-${name.replace(/\W/g, '-')}.json`, { sources: [source] })
     expect(await refusal(['collect', '--config', path])).toBe(message)
   })
 

@@ -10,6 +10,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { ConfigError } from '../../errors.js'
+import { unknownOption } from '../../closest.js'
 import { fieldPath } from '../../message/field-path.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import { addExactNumbers, numbersFor, withExactNumbers } from './plan-numbers.js'
@@ -82,7 +83,7 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
     throw new ConfigError(at, `Expected \`${at}\` to be an object { events, unplanned?, violations? }, got ${describe(input)}.`)
   }
   for (const key of Object.keys(input)) {
-    if (!PLAN_KEYS.has(key)) throw new ConfigError(`${at}.${key}`, `Unknown option \`${at}.${key}\`; known: ${[...PLAN_KEYS].join(', ')}.`)
+    if (!PLAN_KEYS.has(key)) throw unknownOption(at, key, PLAN_KEYS)
   }
   const unplanned = policy(input.unplanned, `${at}.unplanned`, 'allow')
   const violations = policy(input.violations, `${at}.violations`, 'block')

@@ -112,6 +112,7 @@ describe('compileTrackingPlan: bad plans are ConfigErrors naming the event and t
     [{ events: [] }, 'sources[0].trackingPlan.events', /to be an object \(event name → JSON Schema of its properties\), got an array/],
     [{ events: {}, unplanned: 'drop' }, 'sources[0].trackingPlan.unplanned', /to be 'allow' or 'block', got `"drop"`/],
     [{ events: {}, violation: 'block' }, 'sources[0].trackingPlan.violation', /Unknown option/],
+    [{ events: {}, violation: 'block' }, 'sources[0].trackingPlan.violation', /^Unknown option `sources\[0\]\.trackingPlan\.violation` \(did you mean `sources\[0\]\.trackingPlan\.violations`\?\); known: events, unplanned, violations\.$/],
     ['plan.json', 'sources[0].trackingPlan', /to be an object \{ events, unplanned\?, violations\? \}/],
   ])('%j', (input, option, message) => {
     let error: unknown

@@ -1,7 +1,10 @@
 /**
- * "Did you mean …?" for a mistyped flag or `--config` key: the known name closest to what was
- * typed, or `undefined` when none is close enough to be a good guess.
+ * "Did you mean …?" for a mistyped flag or option: the known name closest to what was typed, or
+ * `undefined` when none is close enough to be a good guess. The CLI's flags and `--config` keys,
+ * and the collector's options at any depth (`unknownOption`), guess with it.
  */
+import { ConfigError } from './errors.js'
+
 
 /** Case, dashes and underscores do not count: `--writeKey`, `--write_key` and `--writekey` are `--write-key`. */
 const normalise = (name: string) => name.toLowerCase().replace(/[-_]/g, '')
@@ -39,4 +42,16 @@ export function closest(typed: string, known: readonly string[]): string | undef
   const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().split(/[-_]/)
   const byWord = known.filter((name) => words(name).includes(typed.toLowerCase()))
   return byWord.length === 1 ? byWord[0] : undefined
+}
+
+/**
+ * The error for `key`, unknown in the object at `at` (`''`: the top level), naming its path, the
+ * known key it most likely meant as a path too, and every known key:
+ * ``Unknown option `sources[0].writeky` (did you mean `sources[0].writeKey`?); known: writeKey, …``.
+ */
+export function unknownOption(at: string, key: string, known: Iterable<string>): ConfigError {
+  const names = [...known]
+  const path = (name: string) => (at === '' ? name : `${at}.${name}`)
+  const guess = closest(key, names)
+  return new ConfigError(path(key), `Unknown option \`${path(key)}\`${guess === undefined ? '' : ` (did you mean \`${path(guess)}\`?)`}; known: ${names.join(', ')}.`)
 }
