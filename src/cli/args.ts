@@ -11,6 +11,9 @@ import { readConfigFile } from './config-file.js'
 import { sourceFlagNames, type FlagNames } from './flag-names.js'
 import { UsageError } from './usage-error.js'
 
+/** The admin endpoints an admin token enables, as the banner lists them; --help lists each too. */
+export const ADMIN_ENDPOINTS = ['POST /v1/deletions', 'POST /v1/audiences', 'GET /v1/stats', '/v1/admin/...'] as const
+
 export const HELP = `Usage: isomorphic-analytics collect [options]
 
 Runs the analytics collector: accepts batches from clients (POST /v1/batch and
@@ -31,10 +34,10 @@ Server:
   --host ADDR             address to bind (default: 127.0.0.1, loopback only)
   --admin-token TOKEN     enable the console (GET /console) and the admin
                           endpoints (POST /v1/deletions, POST /v1/audiences,
-                          /v1/admin/...), authenticated with "Authorization:
-                          Bearer TOKEN"; settings changed in the console are
-                          kept in the --queue server (shared), else written back
-                          to the --config file
+                          GET /v1/stats, /v1/admin/...), authenticated with
+                          "Authorization: Bearer TOKEN"; settings changed in
+                          the console are kept in the --queue server (shared),
+                          else written back to the --config file
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
   --queue URL             keep deliveries in a queue server, shared by every

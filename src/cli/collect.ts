@@ -7,7 +7,7 @@ import { durableClosed } from '../collector/create-collector.js'
 import { isConfigError } from '../errors.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { maskSecret, maskUrl } from '../secrets.js'
-import type { CollectArgs } from './args.js'
+import { ADMIN_ENDPOINTS, type CollectArgs } from './args.js'
 import { nameFlags } from './flag-names.js'
 import { fileSettings } from './settings-file.js'
 import { formatProgress, startProgress } from './progress.js'
@@ -100,7 +100,7 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
   for (const line of describeSources(args)) io.out(`${line}\n`)
   if (args.config.adminToken !== undefined) {
     io.out(`  console: ${server.url}/console (sign in with the admin token)\n`)
-    io.out('  admin endpoints: POST /v1/deletions, POST /v1/audiences, GET /v1/stats, /v1/admin/... (Bearer token)\n')
+    io.out(`  admin endpoints: ${ADMIN_ENDPOINTS.join(', ')} (Bearer token)\n`)
     io.out(`  console settings: ${args.config.queue !== undefined
       ? `kept in the queue server${args.configFile !== undefined ? ` (${args.configFile} is not written)` : ''}`
       : args.configFile !== undefined ? `written back to ${args.configFile}` : 'in memory (lost on restart)'}\n`)

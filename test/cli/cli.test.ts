@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { ADMIN_ENDPOINTS } from '../../src/cli/args.js'
 import { verifySignature } from '../../src/webhooks/index.js'
 import { basic, receiver, useCli, version } from './support.js'
 
@@ -19,6 +20,9 @@ describe('isomorphic-analytics CLI', () => {
     for (const flag of ['--port', '--host', '--write-key', '--webhook', '--header', '--shared-secret', '--admin-token', '--config', '--drain-timeout']) {
       expect(cli.stdout()).toContain(flag)
     }
+    // Every admin endpoint the banner lists (the same list), wrapped lines read as one.
+    const help = cli.stdout().replace(/\s+/g, ' ')
+    for (const endpoint of ADMIN_ENDPOINTS) expect(help).toContain(endpoint)
   })
 
   it('prints its version', async () => {
