@@ -168,14 +168,17 @@ function resolveTargets(value: unknown): ResolvedTarget[] {
     throw new ConfigError('urls', `Expected \`urls\` to be an array of 1 to ${MAX_WEBHOOK_URLS} entries, got ${got}.`)
   }
   // A URL given twice would get every message twice. Compared as parsed (`HTTPS://H.test/a` is
-  // `https://h.test/a`); the URL is not repeated in the message (it may carry a `?token=`).
+  // `https://h.test/a`) and without its fragment, which is never sent (`/hook#a` is `/hook`); the
+  // URL is not repeated in the message (it may carry a `?token=`).
   const seen = new Map<string, number>()
   return value.map((entry: unknown, i): ResolvedTarget => {
     if (!isPlainObject(entry)) {
       throw new ConfigError(`urls[${i}]`, `Expected \`urls[${i}]\` to be an object { url, headers? }, got ${describe(entry)}.`)
     }
     const url = resolveUrl(`urls[${i}].url`, entry.url)
-    const { href } = new URL(url)
+    const parsed = new URL(url)
+    parsed.hash = ''
+    const { href } = parsed
     const first = seen.get(href)
     if (first !== undefined) throw new ConfigError(`urls[${i}].url`, `\`urls[${i}].url\` repeats \`urls[${first}].url\`; each URL may be given once.`)
     seen.set(href, i)

@@ -53,6 +53,16 @@ describe('WebhookDestination options', () => {
     expect(error.message).toBe('`urls[2].url` repeats `urls[0].url`; each URL may be given once.')
   })
 
+  it('a URL given twice with different fragments (never sent) is the same URL: a ConfigError', () => {
+    for (const [first, second] of [['https://h.test/hook#a', 'https://h.test/hook#b'], ['https://h.test/hook', 'https://h.test/hook#'], ['https://h.test/hook?x=1', 'https://h.test/hook?x=1#part']]) {
+      const error = configError({ urls: [{ url: first }, { url: second }] })
+      expect(error.option, second).toBe('urls[1].url')
+      expect(error.message).toBe('`urls[1].url` repeats `urls[0].url`; each URL may be given once.')
+    }
+    // The query is sent: it tells URLs apart.
+    expect(() => new WebhookDestination({ urls: [{ url: 'https://h.test/hook?a' }, { url: 'https://h.test/hook?b' }] })).not.toThrow()
+  })
+
   it('header names that are not RFC 9110 tokens are ConfigErrors', () => {
     for (const name of ['X Bad', 'X-Bad:', 'X-Bad\r\nInjected: 1', 'X-Bäd', '', 'X-Bad\n', '(comment)']) {
       const error = configError({ urls: [{ url, headers: { [name]: 'v' } }] })
