@@ -59,9 +59,13 @@ export interface AudienceSyncOptions {
   context?: JsonObject
 }
 
-function memberSet(field: string, members: Iterable<string> | null | undefined): Set<string> {
-  if (members == null) return new Set()
-  if (typeof members === 'string' || typeof (members as Iterable<string>)[Symbol.iterator] !== 'function') {
+/**
+ * The members as a set of user ids. Only `previousMembers` may be missing (a first sync): a missing
+ * `currentMembers` would make every previous member a leaver without a word.
+ */
+function memberSet(field: string, members: Iterable<string> | null | undefined, optional = false): Set<string> {
+  if (members == null && optional) return new Set()
+  if (members == null || typeof members === 'string' || typeof (members as Iterable<string>)[Symbol.iterator] !== 'function') {
     throw new ValidationError(field, `Expected \`${field}\` to be an iterable of user ids (an array or a Set), got ${describe(members)}.`)
   }
   const set = new Set<string>()
@@ -81,8 +85,8 @@ function memberSet(field: string, members: Iterable<string> | null | undefined):
  * Joiners come first, in the order of `currentMembers`, then leavers, in the order of
  * `previousMembers`. Each payload has its own `messageId`.
  *
- * Throws `ValidationError` when the audience name has no letter or digit, or a member is not a
- * non-empty string.
+ * Throws `ValidationError` when the audience name has no letter or digit, `currentMembers` is
+ * missing or not an iterable, or a member is not a non-empty string.
  */
 export function audienceSync(
   audienceName: string,
@@ -97,7 +101,7 @@ export function audienceSync(
   if (trait === '') {
     throw new ValidationError('audienceName', `Expected \`audienceName\` to contain a letter or a digit, got ${describe(audienceName)}.`)
   }
-  const previous = memberSet('previousMembers', previousMembers)
+  const previous = memberSet('previousMembers', previousMembers, true)
   const current = memberSet('currentMembers', currentMembers)
   // What `toWebhookPayload` accepts, read the same way (`new Date(text)` would take '5' or
   // 'March 7', and read an ISO date-time without an offset in the local time zone, not UTC).

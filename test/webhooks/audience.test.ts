@@ -104,7 +104,7 @@ describe('audienceSync', () => {
     expect(payloads[0]).toMatchObject({ userId: 'u2', traits: { cafe_lovers: true }, timestamp: '2026-01-02T03:04:05.006Z', context })
   })
 
-  it('throws ValidationError for an audience name without letters or digits, bad member ids, or a string as members', () => {
+  it('throws ValidationError for an audience name without letters or digits, bad member ids, a string as members, or no current members', () => {
     const bad: Array<[() => unknown, string]> = [
       [() => audienceSync('🔥', [], ['u1']), 'audienceName'],
       [() => audienceSync(42 as unknown as string, [], ['u1']), 'audienceName'],
@@ -113,6 +113,9 @@ describe('audienceSync', () => {
       [() => audienceSync('a', [7 as unknown as string], []), 'previousMembers'],
       [() => audienceSync('a', [], 'u1' as unknown as string[]), 'currentMembers'],
       [() => audienceSync('a', [], 5 as unknown as string[]), 'currentMembers'],
+      // Only previousMembers may be missing: no current members is not "everyone left".
+      [() => audienceSync('a', ['u1'], undefined as unknown as string[]), 'currentMembers'],
+      [() => audienceSync('a', ['u1'], null as unknown as string[]), 'currentMembers'],
       [() => audienceSync('a', [], ['u1'], { timestamp: 'nope' }), 'timestamp'],
     ]
     for (const [call, field] of bad) {
@@ -125,6 +128,9 @@ describe('audienceSync', () => {
       expect(isValidationError(error), field).toBe(true)
       expect((error as { field: string }).field).toBe(field)
     }
+    expect(() => audienceSync('a', ['u1'], undefined as unknown as string[])).toThrow(
+      'Expected `currentMembers` to be an iterable of user ids (an array or a Set), got `undefined`.',
+    )
   })
 
   it('timestamp: accepts what toWebhookPayload accepts, read the same way (UTC without an offset, whatever the time zone)', () => {
