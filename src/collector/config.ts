@@ -180,7 +180,10 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
   })
   const enabled = input.enabled ?? urls.length > 0
   if (!enabled) return undefined
-  if (urls.length === 0) fail(`${at}.urls`, 'at least one URL when the destination is enabled', urls)
+  // Missing or `[]`, said as such (`describe` calls every array "an array").
+  if (urls.length === 0) {
+    throw new ConfigError(`${at}.urls`, `Expected \`${at}.urls\` to hold at least one URL when the destination is enabled, got ${input.urls === undefined ? '`undefined`' : '`[]`'}.`)
+  }
   return {
     urls: urls as WebhookUrlConfig[],
     ...(input.sharedSecret !== undefined && { sharedSecret: input.sharedSecret as string }),

@@ -79,6 +79,15 @@ describe('createCollector config', () => {
     expect(configError({ sources: [source], queue: 'mysql://u:hunter2@db/x' }).message).not.toContain('hunter2')
   })
 
+  it('an enabled destination without URLs is said so: urls missing, or empty (not "an array")', () => {
+    expect(configError({ sources: [{ ...source, webhooks: { enabled: true } }] }).message).toBe(
+      'Expected `sources[0].webhooks.urls` to hold at least one URL when the destination is enabled, got `undefined`.',
+    )
+    expect(configError({ sources: [hooks([])] }).message).toBe(
+      'Expected `sources[0].webhooks.urls` to hold at least one URL when the destination is enabled, got `[]`.',
+    )
+  })
+
   it('accepts a disabled destination without URLs, and a source without webhooks', () => {
     const collector = createCollector({
       sources: [source, { writeKey: 'K2', name: 'app', webhooks: { enabled: false } }],
