@@ -21,10 +21,19 @@ const TRANSLITERATIONS: Record<string, string> = {
 const TRANSLITERABLE = new RegExp(`[${Object.keys(TRANSLITERATIONS).join('')}]`, 'gu')
 
 /**
+ * The diacritics of a Latin or Greek letter once decomposed: the Combining Diacritical Marks
+ * (and their Extended and Supplement blocks) that follow it. Only these are removed: the marks of
+ * other scripts are part of their letters (kana's voicing, Indic vowel signs, Cyrillic `й`).
+ */
+const LATIN_GREEK_DIACRITICS = /([\p{sc=Latin}\p{sc=Greek}])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff]+/gu
+
+/**
  * The trait name for an audience, defined as:
  *
- * 1. Unicode NFKD, then combining marks removed: diacritics go (`Café` → `Cafe`), compatibility
- *    forms fold (`ﬁ` → `fi`, full-width `Ａ` → `A`).
+ * 1. Unicode NFKD, then the diacritics of Latin and Greek letters removed (`Café` → `Cafe`), then
+ *    NFC: compatibility forms fold (`ﬁ` → `fi`, full-width `Ａ` → `A`), and every other script
+ *    comes back composed as given (`ガイド`, `हिंदी`, `고객`). Marks on no letter (an emoji's
+ *    variation selector, a keycap) go.
  * 2. Apostrophes (', ’, ʼ) are dropped (`Women's` → `Womens`).
  * 3. Word boundaries become `_`: lower case or digit followed by upper case (`highValue`,
  *    `Top10Users`), and the end of an acronym (`VIPUsers` → `VIP_Users`). A letter followed by a
@@ -32,8 +41,8 @@ const TRANSLITERABLE = new RegExp(`[${Object.keys(TRANSLITERATIONS).join('')}]`,
  * 4. Lower case (locale-independent).
  * 5. Letters with no decomposition are transliterated: `ß` → `ss`, `æ` → `ae`, `ø` → `o`,
  *    `ł` → `l`, `þ` → `th`, `ı` → `i`…
- * 6. Every run of characters that are neither letters nor digits (spaces, dashes, dots, emoji,
- *    punctuation) becomes one `_`; leading and trailing `_` are trimmed.
+ * 6. Every run of characters that are neither letters (with their marks) nor digits (spaces,
+ *    dashes, dots, emoji, punctuation) becomes one `_`; leading and trailing `_` are trimmed.
  *
  * Letters of other scripts are kept, lower-cased where the script has case (`Ελληνικά` →
  * `ελληνικα`; `高价值用户` stays as it is). The result is `''` when the name has no letter or
@@ -42,13 +51,16 @@ const TRANSLITERABLE = new RegExp(`[${Object.keys(TRANSLITERATIONS).join('')}]`,
 export function snakeCase(name: string): string {
   return name
     .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+    .replace(LATIN_GREEK_DIACRITICS, '$1')
+    .normalize('NFC')
+    // Marks on no letter go (a capture, not a lookbehind: Safari before 16.4 cannot parse one).
+    .replace(/(^|[^\p{L}\p{M}])\p{M}+/gu, '$1')
     .replace(/['’ʼ]/g, '')
     .replace(/([\p{Ll}\p{Nd}])(\p{Lu})/gu, '$1_$2')
     .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1_$2')
     .toLowerCase()
     .replace(TRANSLITERABLE, (letter) => TRANSLITERATIONS[letter])
-    .replace(/[^\p{L}\p{N}]+/gu, '_')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '_')
     .replace(/^_+|_+$/g, '')
 }
 

@@ -36,6 +36,17 @@ describe('snakeCase', () => {
     ['VIP 高价值 Users', 'vip_高价值_users'],
     ['🔥 Hot Leads 🔥', 'hot_leads'],
     ['Москва Users', 'москва_users'],
+    // other scripts' marks are part of their letters: kept, and recomposed (NFC) as given
+    ['ガイド', 'ガイド'],
+    ['プレミアム Users', 'プレミアム_users'],
+    ['ｶﾞｲﾄﾞ', 'ガイド'],
+    ['हिंदी ग्राहक', 'हिंदी_ग्राहक'],
+    ['தமிழ் Users', 'தமிழ்_users'],
+    ['고객 VIP', '고객_vip'],
+    ['Новый Йогурт', 'новый_йогурт'],
+    // marks on no letter (variation selector, keycap) go with their emoji or beside their digit
+    ['Top1️⃣Users', 'top1_users'],
+    ['❤️ Fans', 'fans'],
   ]
   for (const [input, expected] of cases) {
     it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
@@ -45,6 +56,14 @@ describe('snakeCase', () => {
 
   it('is idempotent', () => {
     for (const [input] of cases) expect(snakeCase(snakeCase(input))).toBe(snakeCase(input))
+  })
+
+  it('keeps names of other scripts apart: no two of these give one trait', () => {
+    const pairs = [['ガイド', 'カイト'], ['プレミアム', 'フレミアム'], ['हिंदी', 'हद'], ['Йога', 'Иога']]
+    for (const [a, b] of pairs) expect(snakeCase(a), a).not.toBe(snakeCase(b))
+    // Hangul comes back composed whether it was given composed or as jamo.
+    expect(snakeCase('고객'.normalize('NFD'))).toBe('고객')
+    expect([...snakeCase('고객')]).toHaveLength(2)
   })
 
   it('gives "" for a name without letters or digits', () => {
