@@ -9,7 +9,7 @@
  * retry goes only to those URLs: a URL that answered 400 is not asked again, while its neighbour
  * that answered 503 is. When every URL failed for good, delivery fails at once.
  */
-import { AbortedError, ClientClosedError, ValidationError, type AnalyticsError } from '../errors.js'
+import { AbortedError, ClientClosedError, type AnalyticsError } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
@@ -23,6 +23,7 @@ import {
   type ResolvedDestinationOptions,
   type WebhookDestinationOptions,
 } from './options.js'
+import { givenBody, jsonOf } from './body.js'
 import { finalError } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
@@ -108,15 +109,17 @@ export class WebhookDestination {
    * process until it resolves, retry waits included (`./held.ts`); unawaited, it never does.
    */
   deliver(payload: object): Promise<DeliveryResult> {
-    return heldWhileAwaited(this.#track(this.#deliver(payload, undefined)))
+    return heldWhileAwaited(this.#track(this.#deliver(payload, () => jsonOf(payload))))
   }
 
   /**
    * Like `deliver`, for a payload already serialised: `body` is POSTed and signed exactly as
    * given (so numbers keep the digits they were written with). `payload` only labels events.
+   * A `body` that is not a string resolves with `delivered: false` and a `ValidationError`
+   * naming `body`; nothing is sent.
    */
   deliverSerialized(body: string, payload: object = { body }): Promise<DeliveryResult> {
-    return this.#track(this.#deliver(payload, body))
+    return this.#track(this.#deliver(payload, () => givenBody(body)))
   }
 
   /**
@@ -183,9 +186,11 @@ export class WebhookDestination {
     return finalError({ error: outcome.error, active: outcome.retry, stoppedBy: outcome.error, retryWindow, elapsed: now() - firstAttemptAt })
   }
 
+  /** Held in `#pending` until it settles, either way; its rejection, if any, is the caller's only. */
   #track(promise: Promise<DeliveryResult>): Promise<DeliveryResult> {
     this.#pending.add(promise)
-    void promise.then(() => this.#pending.delete(promise))
+    const settled = () => void this.#pending.delete(promise)
+    void promise.then(settled, settled)
     return promise
   }
 
@@ -199,10 +204,11 @@ export class WebhookDestination {
       this.#closed = true
       this.#closing.abort(new AbortedError('WebhookDestination closed: pending retries were cancelled.'))
     }
-    await Promise.all([...this.#pending])
+    await Promise.allSettled([...this.#pending])
   }
 
-  async #deliver(payload: object, serialized: string | undefined): Promise<DeliveryResult> {
+  /** `toBody` gives the exact body to send, or throws the `ValidationError` to resolve with. */
+  async #deliver(payload: object, toBody: () => string): Promise<DeliveryResult> {
     const { targets, backoff, retryWindow, now, random } = this.#options
     const unattempted = (error: AnalyticsError): UrlResult[] => targets.map(({ url }) => ({ url, attempt: 0, error }))
     if (this.#closed) {
@@ -210,17 +216,10 @@ export class WebhookDestination {
       return this.#fail(payload, 0, unattempted(error), error)
     }
     let body: string
-    if (serialized !== undefined) body = serialized
-    else {
-      try {
-        const json: unknown = JSON.stringify(payload)
-        if (typeof json !== 'string') throw new TypeError('JSON.stringify returned nothing')
-        body = json
-      } catch (cause) {
-        const reason = cause instanceof Error ? cause.message : String(cause)
-        const error = new ValidationError('payload', `Expected the payload to serialise to JSON: ${reason}.`, { cause })
-        return this.#fail(payload, 0, unattempted(error), error)
-      }
+    try {
+      body = toBody()
+    } catch (error) {
+      return this.#fail(payload, 0, unattempted(error as AnalyticsError), error as AnalyticsError)
     }
     const delivery: Delivery = {
       payload,

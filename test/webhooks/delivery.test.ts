@@ -184,6 +184,38 @@ describe('WebhookDestination delivery', () => {
     expect(a.requests).toHaveLength(0)
   })
 
+  it('deliverSerialized resolves (never rejects) with a ValidationError naming body for a body that is not a string; nothing is sent, close() resolves', async () => {
+    const a = await server()
+    for (const sharedSecret of [SECRET, undefined]) {
+      const destination = new WebhookDestination({ urls: [{ url: a.url }], sharedSecret, retryWindow: 100, backoff: { baseMs: 10, capMs: 10 } })
+      const failed = vi.fn()
+      destination.on('failed', failed)
+      for (const body of [payload, 123, undefined, null, new TextEncoder().encode('{"a":1}')]) {
+        const result = await destination.deliverSerialized(body as unknown as string)
+        expect(result, `${String(sharedSecret)} ${String(body)}`).toMatchObject({ delivered: false, attempts: 0, error: { code: 'VALIDATION', field: 'body' } })
+        expect(result.results).toEqual([{ url: a.url, attempt: 0, error: result.error }])
+      }
+      expect((await destination.deliverSerialized(undefined as unknown as string)).error!.message).toBe(
+        "Expected `body` to be the payload's JSON text (a string), got `undefined`.",
+      )
+      expect(failed).toHaveBeenCalledTimes(6)
+      expect(destination.pendingCount).toBe(0)
+      await expect(destination.close()).resolves.toBeUndefined()
+    }
+    expect(a.requests).toHaveLength(0)
+  })
+
+  it('a delivery that rejects (a `now` that throws) is no unhandled rejection: pendingCount drops and close() resolves', async () => {
+    const a = await server()
+    const destination = new WebhookDestination({ urls: [{ url: a.url }], now: () => { throw new Error('clock broken') } })
+    await expect(destination.deliverSerialized('{}')).rejects.toThrow('clock broken')
+    // Let a leaked rejection surface: vitest fails the run on one.
+    await settle()
+    expect(destination.pendingCount).toBe(0)
+    await expect(destination.close()).resolves.toBeUndefined()
+    await expect(destination.close()).resolves.toBeUndefined()
+  })
+
   it('DEBUG=analytics:webhooks logs each attempt and the outcome, with the real URL and counts in words', async () => {
     const a = await server({ status: 200 })
     vi.stubEnv('DEBUG', 'analytics:webhooks')
