@@ -150,7 +150,7 @@ export class Delivery {
         try {
           const response = await this.#attempt(batch, prepared, keepalive, n > 1)
           if (classifyStatus(response.status) === 'success') {
-            void discardBody(response)
+            void discardBody(response, options.timeout)
             this.#failureRun = 0
             return response.status
           }

@@ -93,15 +93,33 @@ function attemptFailure(error: unknown, request: AttemptRequest, timedOut: boole
 }
 
 /**
- * Reads and discards a response body so the connection can be reused; never throws. An answer
- * without a `body` stream (`nodeRequest`'s) is drained by its transport: nothing to release, and
- * no copy of its bytes is made.
+ * Reads and discards a success's body so the connection can be reused; never throws. Nothing of it
+ * is kept: it is read chunk by chunk for at most `timeoutMs` (the request's time limit) after its
+ * headers, then cancelled, so an answer that streams for ever holds neither memory nor the
+ * connection. An answer without a `body` stream (`nodeRequest`'s) is drained by its transport,
+ * under its own time limit: nothing to release, and no copy of its bytes is made.
  */
-export async function discardBody(response: HttpAnswer): Promise<void> {
-  if (response.body === undefined) return
-  try {
-    await response.arrayBuffer()
-  } catch {
-    // Nothing to do: the answer's status is all we need.
+export async function discardBody(response: HttpAnswer, timeoutMs: number): Promise<void> {
+  // The browser build reads it whole (its answers all come from fetch, with a `body`): a page's
+  // collector answers briefly, and the bundle has a budget.
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
+    try {
+      await response.arrayBuffer()
+    } catch {
+      // Nothing to do: the answer's status is all we need.
+    }
+  } else if (response.body) {
+    let timer: ReturnType<typeof setBackgroundTimeout> | undefined
+    try {
+      const reader = response.body.getReader()
+      timer = setBackgroundTimeout(() => void reader.cancel().catch(() => {}), timeoutMs)
+      while (!(await reader.read()).done) {
+        // Each chunk is dropped as it comes.
+      }
+    } catch {
+      // Cut short (an error, a stream already read): the status is all we need.
+    } finally {
+      clearTimeout(timer)
+    }
   }
 }

@@ -147,7 +147,7 @@ async function send(request: AttemptRequest, target: AttemptTarget, body: string
     const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout, ...(signal && { signal }) })
     const { status } = response
     if (classifyStatus(status) === 'success') {
-      void discardBody(response)
+      void discardBody(response, timeout)
       return { status }
     }
     // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of

@@ -130,18 +130,45 @@ describe('discardBody', () => {
   it('never throws', async () => {
     const response = new Response('body')
     await response.text()
-    await expect(discardBody(response)).resolves.toBeUndefined()
+    await expect(discardBody(response, 1000)).resolves.toBeUndefined()
   })
 
   it('reads a stream body to its end, so the connection can be reused', async () => {
     const response = new Response('body')
-    await discardBody(response)
+    await discardBody(response, 1000)
     expect(response.bodyUsed).toBe(true)
   })
 
   it('leaves an answer read whole (no body stream, as nodeRequest gives) alone: no copy of its bytes', async () => {
     const arrayBuffer = vi.fn(async () => new ArrayBuffer(0))
-    await discardBody({ status: 200, headers: new Headers(), text: async () => '', arrayBuffer })
+    await discardBody({ status: 200, headers: new Headers(), text: async () => '', arrayBuffer }, 1000)
+    expect(arrayBuffer).not.toHaveBeenCalled()
+  })
+
+  it('keeps none of an endless body: reads it chunk by chunk, then cancels it once timeoutMs have passed (fake timers)', async () => {
+    vi.useFakeTimers()
+    let pulled = 0
+    const cancel = vi.fn()
+    // 64 KiB every 10 ms, for ever (until cancelled): a receiver streaming its answer.
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => new Promise<void>((resolve) => setTimeout(() => {
+        if (cancel.mock.calls.length === 0) controller.enqueue(new Uint8Array(65_536))
+        pulled++
+        resolve()
+      }, 10)),
+      cancel,
+    })
+    const response = new Response(body)
+    const arrayBuffer = vi.spyOn(response, 'arrayBuffer')
+    let done = false
+    void discardBody(response, 1_000).then(() => (done = true))
+    await vi.advanceTimersByTimeAsync(900)
+    expect(done).toBe(false)
+    // It is being read (not left to fill a buffer), never whole.
+    expect(pulled).toBeGreaterThanOrEqual(80)
+    await vi.advanceTimersByTimeAsync(150)
+    expect(done).toBe(true)
+    expect(cancel).toHaveBeenCalledOnce()
     expect(arrayBuffer).not.toHaveBeenCalled()
   })
 })

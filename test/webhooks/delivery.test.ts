@@ -172,6 +172,41 @@ describe('WebhookDestination delivery', () => {
     expect(fetch.mock.calls[0][1]).toMatchObject({ method: 'POST', redirect: 'manual' })
   })
 
+  it('with a fetch, a 200 whose body never ends is delivered at once; its body is read and dropped, and cut off once `timeout` has passed', async () => {
+    // 64 KiB every 5 ms for as long as the connection is open.
+    let written = 0
+    let closedAfterMs: number | undefined
+    const endless = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        const started = Date.now()
+        const chunk = Buffer.alloc(65_536, 'x')
+        const timer = setInterval(() => res.write(chunk, () => (written += chunk.length)), 5)
+        res.on('close', () => {
+          clearInterval(timer)
+          closedAfterMs = Date.now() - started
+        })
+      })
+    })
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hook`
+      const destination = new WebhookDestination({ urls: [{ url }], timeout: 300, fetch: globalThis.fetch })
+      expect(await destination.deliver(payload)).toMatchObject({ delivered: true, attempts: 1, results: [{ url, status: 200 }] })
+      const deadline = Date.now() + 3_000
+      while (closedAfterMs === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(closedAfterMs, 'the answer was never cut off').toBeDefined()
+      expect(closedAfterMs).toBeLessThan(300 + 700)
+      // It was read meanwhile, not left waiting.
+      expect(written).toBeGreaterThan(16_384)
+      await destination.close()
+    } finally {
+      endless.closeAllConnections()
+      await new Promise((resolve) => endless.close(resolve))
+    }
+  })
+
   it('resolves (never rejects) with a ValidationError for a payload that cannot be serialised; nothing is sent', async () => {
     const a = await server()
     const destination = new WebhookDestination({ urls: [{ url: a.url }] })
