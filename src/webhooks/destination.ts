@@ -15,7 +15,7 @@ import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import { maskUrl } from '../secrets.js'
 import { retry } from '../transport/retry.js'
-import type { StopSignal } from '../transport/stop.js'
+import { Stop, type StopSignal } from '../transport/stop.js'
 import { isRetryableError, retryDelay } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
 import {
@@ -62,16 +62,31 @@ interface Delivery {
   error?: AnalyticsError
 }
 
+/** Each destination's requests on the wire, for `cancelRequests`. */
+const requestsOf = new WeakMap<WebhookDestination, Stop>()
+
+/**
+ * Aborts the requests `destination` has on the wire, now, rather than at their `timeout`: their
+ * deliveries fail (`AbortedError`, not retried). Not public API: `close()` lets requests on the
+ * wire finish, as documented; the collector's bounded drain calls this when its time is up.
+ */
+export function cancelRequests(destination: WebhookDestination): void {
+  requestsOf.get(destination)?.abort()
+}
+
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
   readonly #events = new Emitter<WebhookDestinationEvents>()
   readonly #closing = new AbortController()
+  /** Aborts the requests on the wire: `cancelRequests`, never `close()`. */
+  readonly #requests = new Stop()
   readonly #pending = new Set<Promise<DeliveryResult>>()
   #closed = false
 
   /** Validates every option; throws `ConfigError` naming the first problem. */
   constructor(options: WebhookDestinationOptions) {
     this.#options = resolveDestinationOptions(options)
+    requestsOf.set(this, this.#requests)
     const log = createLogger('analytics:webhooks', debugEnables(readDebugSetting(), 'analytics:webhooks'))
     if (log.enabled) {
       const events = this.#events
@@ -294,6 +309,7 @@ export class WebhookDestination {
       fetch,
       timeout,
       now,
+      signal: this.#requests.signal,
     })
     delivery.results = outcome.results
     if (outcome.deliveredBy >= 0) delivery.deliveredBy = outcome.deliveredBy

@@ -2,7 +2,8 @@
  * The error a failed `deliver()` resolves with (and its `'failed'` event carries). When every URL
  * failed for good, that is the last attempt's own error. When retrying stopped for another
  * reason, the error says which, keeping the last attempt's error as its `cause`:
- * - `close()` cancelled the retry: an `AbortedError`;
+ * - `close()` cancelled the retry, or the request then on the wire (`cancelRequests`): an
+ *   `AbortedError`;
  * - the retry window ran out, or a Retry-After reaches past it: an error of the same class, code,
  *   status and Retry-After as the last attempt's (callers branch on those), its message extended
  *   with why nothing was retried.
@@ -32,6 +33,10 @@ export function finalError(end: DeliveryEnd): AnalyticsError {
   // Stopped by close(): while waiting to retry, or after an attempt that would have been retried.
   if (closing?.aborted && (end.stoppedBy === closing.reason || retryable)) {
     return new AbortedError('WebhookDestination closed before the message was delivered; its retry was cancelled.', { cause: error })
+  }
+  // Its request on the wire was cancelled after close() (`cancelRequests`: the collector's drain ran out).
+  if (closing?.aborted && error?.code === 'ABORTED') {
+    return new AbortedError('WebhookDestination closed before the message was delivered; its request was cancelled.', { cause: error })
   }
   if (error === undefined) return new AbortedError('Delivery stopped before any attempt.', { cause: end.stoppedBy })
   // A retryable failure the loop gave up on, not closed: only the window ends a loop that way

@@ -4,7 +4,10 @@
  * --queue (a real redis-server), what became of the attempts in flight; and a signal that comes
  * while it is still starting.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { freePort, startRedis } from '../helpers/queue-servers.js'
 import { basic, receiver, useCli } from './support.js'
@@ -65,6 +68,41 @@ describe('isomorphic-analytics CLI', () => {
     } finally {
       server.closeAllConnections()
       await new Promise<void>((done) => server.close(() => done()))
+    }
+  })
+
+  it('on SIGTERM with a webhook request on the wire and a 15 s webhook timeout: cancels it at the drain timeout, exits within it + 1 s', async () => {
+    // The receiver takes the request and never answers.
+    let received = 0
+    const server = createServer((req) => {
+      received++
+      req.resume()
+    })
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    const dir = mkdtempSync(join(tmpdir(), 'ia-cli-'))
+    try {
+      const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`
+      const config = join(dir, 'collector.json')
+      writeFileSync(config, JSON.stringify({ sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: hook }], timeout: 15_000 } }] }))
+      const cli = run(['collect', '--port', '0', '--config', config, '--drain-timeout', '500'])
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      const response = await fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic('KEY'), 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'Hung', userId: 'u1' }),
+      })
+      expect(response.status).toBe(200)
+      while (received === 0) await new Promise((r) => setTimeout(r, 20))
+      const signalledAt = Date.now()
+      cli.child.kill('SIGTERM')
+      expect(await cli.exit).toBe(0)
+      expect(Date.now() - signalledAt).toBeLessThanOrEqual(500 + 1000)
+      expect(cli.stdout()).toContain('1 delivery not delivered (still pending after 500 ms; counted in failed).')
+      expect(cli.stdout()).toMatch(/forwarded 0 · retrying 0 · failed 1 · pending 0/)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((done) => server.close(() => done()))
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

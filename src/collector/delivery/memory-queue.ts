@@ -10,6 +10,7 @@
  */
 import type { Logger } from '../../logger.js'
 import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'
+import { cancelRequests } from '../../webhooks/destination.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
 import { Pacer } from './pacer.js'
@@ -259,7 +260,12 @@ export class MemoryQueue implements DeliveryQueue {
       lane.closed = true
       lane.abandon()
     }
-    await Promise.all([...this.#lanes.values()].flatMap((lane) => [lane.destination, ...lane.retired]).map((d) => d.close()))
+    const destinations = [...this.#lanes.values()].flatMap((lane) => [lane.destination, ...lane.retired])
+    const closed = Promise.all(destinations.map((d) => d.close()))
+    // Requests still on the wire are not waited for (their `timeout` may be far past the bound):
+    // cancelled, their deliveries fail now, counted with the rest.
+    for (const destination of destinations) cancelRequests(destination)
+    await closed
     await this.#whenIdle()
     return { drained, pending: this.notDelivered }
   }

@@ -163,6 +163,29 @@ describe('close()', () => {
     expect(lines).toContainEqual(expect.stringMatching(/^analytics:collector closed: 2 deliveries still pending cancelled \+\d+ms$/))
   })
 
+  it('cancels a request still on the wire when the bound is reached, not at its own timeout (15 s here), and counts it failed (fake timers)', async () => {
+    vi.useFakeTimers()
+    const lines: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    // The receiver never answers, and its fetch ignores the abort signal.
+    const { fetch, calls } = recordingFetch(() => new Promise<Response>(() => {}))
+    const collector = createCollector({
+      sources: [{ writeKey: KEY, name: 'web', webhooks: { urls: [{ url: 'https://hooks.test/in' }], timeout: 15_000 } }],
+      fetch,
+      debug: true,
+    })
+    await collector.fetch(post({ batch: [track()] }))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(calls).toHaveLength(1)
+    let report: Awaited<ReturnType<typeof collector.close>> | undefined
+    void collector.close(500).then((r) => (report = r))
+    await vi.advanceTimersByTimeAsync(500)
+    expect(report, 'close(500) still waiting for the request').toBeDefined()
+    expect(report).toMatchObject({ drained: false, pending: 1, stats: { failed: 1, forwarded: 0, pending: 0 } })
+    expect(lines).toContainEqual(expect.stringMatching(/web: track failed: WebhookDestination closed before the message was delivered; its request was cancelled\./))
+    expect(lines).toContainEqual(expect.stringMatching(/^analytics:collector closed: 1 delivery still pending cancelled \+\d+ms$/))
+  })
+
   it('refuses deletions and audience syncs after close', async () => {
     const { collector } = forwardingCollector()
     await collector.close()
