@@ -18,6 +18,7 @@ import { retry } from '../transport/retry.js'
 import { Stop, type StopSignal } from '../transport/stop.js'
 import { isRetryableError, retryDelay } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
+import type { DeliveryResult, WebhookDestinationEvents } from './results.js'
 import {
   resolveDestinationOptions,
   type ResolvedDestinationOptions,
@@ -27,28 +28,6 @@ import { givenBody, jsonOf } from './body.js'
 import { finalError } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
-
-export interface DeliveryResult {
-  /** Whether some URL answered 2xx. */
-  delivered: boolean
-  /** Attempts made (each attempt POSTs to every URL still worth trying). */
-  attempts: number
-  /** Each URL's latest outcome, in the order of `urls`. */
-  results: UrlResult[]
-  /** Why delivery failed, when it did. */
-  error?: AnalyticsError
-}
-
-export interface WebhookDestinationEvents {
-  /** An attempt starts: the URLs it POSTs to. */
-  attempt: { payload: object; attempt: number; urls: string[] }
-  /** An attempt failed and another will start after `delayMs`. */
-  retry: { payload: object; attempt: number; delayMs: number; results: UrlResult[]; error: AnalyticsError }
-  /** `url` answered `status` (2xx): the message is delivered. */
-  delivered: { payload: object; attempt: number; url: string; status: number; results: UrlResult[] }
-  /** The message failed for good (final answers, retry window spent, or `close()`). */
-  failed: { payload: object; attempts: number; results: UrlResult[]; error: AnalyticsError }
-}
 
 interface Delivery {
   readonly payload: object

@@ -27,11 +27,8 @@ export {
   type WebhookHandler,
   type WebhookHandlerOptions,
 } from './handler.js'
-export {
-  WebhookDestination,
-  type DeliveryResult,
-  type WebhookDestinationEvents,
-} from './destination.js'
+export { WebhookDestination } from './destination.js'
+export type { DeliveryResult, WebhookDestinationEvents } from './results.js'
 export type { AttemptOutcome, AttemptTarget, UrlResult } from './attempt.js'
 export {
   MAX_WEBHOOK_URLS,
