@@ -6,8 +6,12 @@
 import { ValidationError } from '../errors.js'
 import { describe } from '../message/validate.js'
 
-/** The payload's JSON text, or a `ValidationError` naming `payload` when it has none. */
+/** The payload's JSON text, or a `ValidationError` naming `payload` when it is no object or has no JSON. */
 export function jsonOf(payload: object): string {
+  // `null`, a string or a number would be posted as is (`null`, `"str"`, `5`): no receiver's payload.
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new ValidationError('payload', `Expected the payload to be an object (a webhook payload), got ${describe(payload)}.`)
+  }
   try {
     const json: unknown = JSON.stringify(payload)
     if (typeof json !== 'string') throw new TypeError('JSON.stringify returned nothing')

@@ -212,10 +212,11 @@ describe('WebhookDestination delivery', () => {
     const destination = new WebhookDestination({ urls: [{ url: a.url }] })
     const circular: Record<string, unknown> = { type: 'track' }
     circular.self = circular
-    for (const bad of [circular, { type: 'track', n: 10n }]) {
-      const result = await destination.deliver(bad)
-      expect(result).toMatchObject({ delivered: false, attempts: 0, error: { code: 'VALIDATION', field: 'payload' } })
+    for (const bad of [circular, { type: 'track', n: 10n }, null, undefined, 'str', 5, [payload]]) {
+      const result = await destination.deliver(bad as object)
+      expect(result, String(bad)).toMatchObject({ delivered: false, attempts: 0, error: { code: 'VALIDATION', field: 'payload' } })
     }
+    expect((await destination.deliver(null as unknown as object)).error!.message).toBe('Expected the payload to be an object (a webhook payload), got `null`.')
     expect(a.requests).toHaveLength(0)
   })
 
