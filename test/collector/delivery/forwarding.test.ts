@@ -150,6 +150,8 @@ describe('close()', () => {
     vi.useFakeTimers()
     const lines: string[] = []
     vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    // Mid-range jitter: a retry delay drawn under 1 ms would fire within the first step.
+    vi.spyOn(Math, 'random').mockReturnValue(0.5)
     const { collector, calls } = forwardingCollector({ drainTimeout: 3_000, debug: true }, () => new Response('', { status: 503 }))
     await collector.fetch(post({ batch: [track({ messageId: 'a' }), track({ messageId: 'b' })] }))
     await vi.advanceTimersByTimeAsync(0)
