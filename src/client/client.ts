@@ -11,7 +11,7 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { holdProcess, onPageHide, onProcessIdleExit, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { holdProcess, onPageHide, onProcessIdleExit, processExiting, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, type BatchOutcome } from './delivery.js'
@@ -296,6 +296,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   #armTimer(): void {
+    // Queued while the process exits on its own (by an app's `beforeExit` listener that ran after
+    // the exit flush): sent now, holding the process; an unref'd timer would let it end first.
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && processExiting()) return void this.flush()
     const wait = Math.max(0, this.#lastFlush + this.#options.flushAfter - Date.now())
     this.#timer = setBackgroundTimeout(() => {
       this.#timer = undefined

@@ -162,6 +162,14 @@ interface IdleExitHook {
  */
 const idleExitHooks = new Set<IdleExitHook>()
 let idleExitForgotten: FinalizationRegistry<IdleExitHook> | undefined
+let idleExitStarted = false
+
+/**
+ * Whether the process has begun to exit on its own (the hooks of `onProcessIdleExit` ran). From
+ * then on, work must be started at once: a later `beforeExit` listener of the app's that queues
+ * something is not followed by another `beforeExit` unless something keeps the process running.
+ */
+export const processExiting = (): boolean => idleExitStarted
 
 /**
  * Calls `handler(owner)` when the process is about to exit on its own with nothing left to do
@@ -173,6 +181,7 @@ export function onProcessIdleExit<T extends object>(owner: T, handler: (owner: T
   if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
   if (idleExitForgotten === undefined) {
     const runAll = () => {
+      idleExitStarted = true
       for (const hook of idleExitHooks) {
         const alive = hook.owner.deref()
         if (alive !== undefined) (hook.handler as (owner: object) => void)(alive)

@@ -90,6 +90,26 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ queued: 0, inFlight: 0, delivered: 3 })
   }, 15_000)
 
+  it("a message tracked by the app's own beforeExit listener, added after the client, is delivered before the process exits", async () => {
+    // The client's exit hook runs first (it was registered first) and finds nothing queued.
+    const result = await run('track-in-before-exit', `
+      const client = new Client('KEY', { endpoint, flushAfter: 600000 })
+      client.track({ event: 'Job Started', userId: 'u' })
+      await client.flush()
+      let finished = false
+      process.on('beforeExit', () => {
+        if (finished) return
+        finished = true
+        client.track({ event: 'Job Finished', userId: 'u' })
+      })
+      process.on('exit', () => console.log(JSON.stringify(client.stats())))
+    `)
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Job Started', 'Job Finished'])
+    expect(JSON.parse(result.stdout)).toMatchObject({ queued: 0, inFlight: 0, delivered: 2 })
+  }, 15_000)
+
   it('a pending flushAfter timer alone does not keep the process alive', async () => {
     // The exit hook is removed, so only the client's timer is left: the process must still exit.
     const result = await run('timer-only', `
