@@ -182,16 +182,20 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   /**
    * Flushes, waits (at most `timeoutMs` when given, then aborts what is left and reports it as
-   * failed), and stops the timer and listeners. Later calls throw `ClientClosedError`. Idempotent.
+   * failed), and stops the timer and listeners. Later calls throw `ClientClosedError`. Calling it
+   * again is safe: without a bound it gives the first call's promise; with one, that bound holds
+   * too (a shutdown path's `close(1000)` after an earlier unbounded `close()`).
    */
   close(timeoutMs?: number): Promise<FlushResult> {
-    if (this.#closing) return this.#closing
-    this.#log('closing')
-    const flushed = this.flush()
-    this.#closing = (async () => {
+    if (!this.#closing) {
+      this.#log('closing')
+      this.#closing = this.flush()
       this.#clearTimer()
       for (const unsubscribe of this.#unsubscribe) unsubscribe()
-      if (timeoutMs === undefined) return flushed
+    }
+    const flushed = this.#closing
+    if (timeoutMs === undefined) return flushed
+    return (async () => {
       let bound: TimerHandle | undefined
       const expired = new Promise<'expired'>((resolve) => {
         bound = setBackgroundTimeout(() => resolve('expired'), Math.max(0, timeoutMs))
@@ -204,7 +208,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       this.#delivery.stop()
       return flushed
     })()
-    return this.#closing
   }
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {

@@ -196,16 +196,38 @@ describe('flush()', () => {
 })
 
 describe('close()', () => {
-  it('is idempotent: a second call returns the same promise', async () => {
+  it('is idempotent: a second call without a bound returns the same promise; one with a bound gives the same result', async () => {
     const wire = collector()
     const client = createTestClient()
     client.track(trackInput())
     const first = client.close()
-    const second = client.close(10)
-    expect(second).toBe(first)
+    const second = client.close(10_000)
+    expect(client.close()).toBe(first)
     expect(await first).toEqual({ delivered: 1, failed: 0 })
+    expect(await second).toEqual({ delivered: 1, failed: 0 })
     expect(client.close()).toBe(first)
     expect(wire.messages()).toHaveLength(1)
+  })
+
+  it('a bounded close() after an unbounded one keeps its bound (a shutdown path after the app began closing)', async () => {
+    vi.useFakeTimers()
+    collector(async () => {
+      await delay('infinite')
+      return HttpResponse.json({})
+    })
+    const client = createTestClient({ timeout: 600_000 })
+    const events = listen(client)
+    client.track(trackInput())
+    const unbounded = watch(client.close())
+    const bounded = watch(client.close(1000))
+    await vi.advanceTimersByTimeAsync(999)
+    expect(bounded.settled).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(bounded).toMatchObject({ settled: true, value: { delivered: 0, failed: 1 } })
+    // What was left is aborted for both callers, and reported.
+    await vi.advanceTimersByTimeAsync(0)
+    expect(unbounded).toMatchObject({ settled: true, value: { delivered: 0, failed: 1 } })
+    expect(events.error.map((e) => e.message)).toEqual(['Delivery stopped: close() ran out of time before the batch was delivered.'])
   })
 
   it('shares one process exit listener among all clients (12 clients: no MaxListenersExceededWarning)', async () => {
