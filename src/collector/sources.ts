@@ -3,7 +3,8 @@
  * enabled, that destination (which the delivery queue feeds).
  */
 import { ConfigError, isConfigError } from '../errors.js'
-import { WebhookDestination } from '../webhooks/index.js'
+import type { WebhookDestination } from '../webhooks/index.js'
+import { collectorDestination } from '../webhooks/destination.js'
 import { resolveDestinationOptions } from '../webhooks/options.js'
 import type { ResolvedConfig, ResolvedSource, SourceWebhooksConfig } from './config.js'
 import type { TrackingPlan } from './ingest/tracking-plan.js'
@@ -34,7 +35,7 @@ export function createSourceRuntime(
     if (source.configured !== undefined) checkDisabled(source.configured, index)
     return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
   }
-  const destination = underSource(index, () => new WebhookDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) }))
+  const destination = underSource(index, () => collectorDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) }))
   return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
 }
 

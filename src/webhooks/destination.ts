@@ -53,6 +53,23 @@ export function cancelRequests(destination: WebhookDestination): void {
   requestsOf.get(destination)?.abort()
 }
 
+/** Set while the collector makes a destination: see `collectorDestination`. */
+let madeByCollector = false
+
+/**
+ * A destination for the collector, which logs each retry and failure itself (naming the source):
+ * this one logs only its attempts and deliveries under `analytics:webhooks`, so `DEBUG=analytics`
+ * prints each retry and failure once. Not public API.
+ */
+export function collectorDestination(options: WebhookDestinationOptions): WebhookDestination {
+  madeByCollector = true
+  try {
+    return new WebhookDestination(options)
+  } finally {
+    madeByCollector = false
+  }
+}
+
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
   readonly #events = new Emitter<WebhookDestinationEvents>()
@@ -70,9 +87,11 @@ export class WebhookDestination {
     if (log.enabled) {
       const events = this.#events
       events.on('attempt', ({ attempt, urls }) => log(`attempt ${attempt}: POST to ${urls.map(maskUrl).join(', ')}`))
-      events.on('retry', ({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.message}); retrying in ${delayMs} ms`))
       events.on('delivered', ({ attempt, url, status }) => log(`delivered to ${maskUrl(url)} (${status}) after ${count(attempt, 'attempt')}`))
-      events.on('failed', ({ attempts, error }) => log(`failed after ${count(attempts, 'attempt')}: ${error.message}`))
+      if (!madeByCollector) {
+        events.on('retry', ({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.message}); retrying in ${delayMs} ms`))
+        events.on('failed', ({ attempts, error }) => log(`failed after ${count(attempts, 'attempt')}: ${error.message}`))
+      }
     }
   }
 

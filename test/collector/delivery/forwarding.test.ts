@@ -17,6 +17,23 @@ function deferred<T>() {
 }
 
 describe('forwarding to the source Webhooks destination', () => {
+  it('with DEBUG=analytics, logs each retry and failure once (the collector\'s line, naming the source), and each delivery (fake timers)', async () => {
+    vi.useFakeTimers()
+    vi.stubEnv('DEBUG', 'analytics')
+    vi.spyOn(Math, 'random').mockReturnValue(0.5)
+    const lines: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    let n = 0
+    const { collector } = forwardingCollector({}, () => new Response('', { status: n++ === 0 ? 503 : 200 }))
+    await collector.fetch(post({ batch: [track()] }))
+    await vi.advanceTimersByTimeAsync(1_000)
+    const retries = lines.filter((line) => / failed \(/.test(line))
+    expect(retries, lines.join('\n')).toEqual([expect.stringMatching(/^analytics:collector web: attempt 1 failed \(.*503.*\); retry in 500 ms \+\d+ms$/)])
+    expect(lines).toContainEqual(expect.stringMatching(/^analytics:webhooks delivered to https:\/\/hooks\.test\/in \(200\) after 2 attempts/))
+    await collector.close()
+    vi.unstubAllEnvs()
+  })
+
   it('POSTs each message as toWebhookPayload shapes it, signed with the shared secret', async () => {
     const receiver = recordingFetch()
     const collector = createCollector({
