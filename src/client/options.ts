@@ -141,7 +141,8 @@ function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integration
   return Object.keys(value).length === 0 ? undefined : (value as T)
 }
 
-function endpoint(value: unknown): string {
+/** The `endpoint` option: the default, or a base URL (no `/v1/batch`), checked. The testing kit's fake takes the same. */
+export function resolveEndpoint(value: unknown): string {
   if (value === undefined) return DEFAULTS.endpoint
   let url: URL | undefined
   try {
@@ -199,7 +200,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   if (maxRetryDelay < minRetryDelay) {
     throw new ConfigError('maxRetryDelay', `Expected \`maxRetryDelay\` to be ≥ \`minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\`.`)
   }
-  const base = endpoint(input.endpoint)
+  const base = resolveEndpoint(input.endpoint)
   const context = object<JsonObject>(input, 'context')
   const integrations = object<Integrations>(input, 'integrations')
   // A default that cannot be sent (a Map, a cycle) would fail every call: refused here, named.

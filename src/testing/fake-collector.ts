@@ -9,6 +9,10 @@ import { resolveConfig } from '../collector/config.js'
 import { buildCollector, type Collector } from '../collector/create-collector.js'
 import type { AcceptedBatch } from '../collector/ingest/accept.js'
 import type { Message } from '../collector/ingest/parse.js'
+import { resolveEndpoint } from '../client/options.js'
+import { unknownOption } from '../closest.js'
+import { ConfigError } from '../errors.js'
+import { describe, isPlainObject } from '../message/validate.js'
 
 export interface FakeCollectorOptions {
   /** The only write key accepted. Default: any key (a request with no key is still a 401). */
@@ -101,8 +105,20 @@ function scriptedResponse(reply: ScriptedReply & { status: number }): Response {
   return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status: reply.status, headers })
 }
 
-export function createFakeCollector(options: FakeCollectorOptions = {}): FakeCollector {
-  const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '')
+/** The options checked as the Client checks its own: an unknown key, a bad `endpoint` or `writeKey` is a `ConfigError` naming it. */
+function checkOptions(options: unknown): { endpoint: string; writeKey: string | undefined } {
+  if (!isPlainObject(options)) throw new ConfigError('options', `Expected \`options\` to be an object { writeKey?, endpoint? }, got ${describe(options)}.`)
+  for (const key of Object.keys(options)) if (key !== 'writeKey' && key !== 'endpoint') throw unknownOption('', key, ['writeKey', 'endpoint'])
+  const { writeKey } = options
+  if (writeKey !== undefined && (typeof writeKey !== 'string' || writeKey === '')) {
+    throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describe(writeKey)}.`)
+  }
+  return { endpoint: options.endpoint === undefined ? DEFAULT_ENDPOINT : resolveEndpoint(options.endpoint), writeKey }
+}
+
+export function createFakeCollector(input: FakeCollectorOptions = {}): FakeCollector {
+  const options = checkOptions(input)
+  const { endpoint } = options
   const prefix = new URL(endpoint).pathname.replace(/\/+$/, '')
   const batches: Record<string, unknown>[] = []
   const messages: Message[] = []

@@ -70,6 +70,25 @@ describe('createFakeCollector', () => {
     expect(fake.batches).toHaveLength(1)
   })
 
+  it('checks its options as the Client does: an unknown key, a bad endpoint or writeKey is a ConfigError naming it', () => {
+    const refused = (options: unknown) => {
+      try {
+        createFakeCollector(options as Parameters<typeof createFakeCollector>[0])
+      } catch (error) {
+        return { name: (error as Error).name, field: (error as { option?: string }).option, message: (error as Error).message }
+      }
+      throw new Error(`accepted ${JSON.stringify(options)}`)
+    }
+    expect(refused({ writekey: 'only-this-key' })).toEqual({ name: 'ConfigError', field: 'writekey', message: 'Unknown option `writekey` (did you mean `writeKey`?); known: writeKey, endpoint.' })
+    expect(refused({ endpoint: 'http://localhost:8700/v1/batch' })).toMatchObject({ field: 'endpoint', message: "Expected `endpoint` to be the base URL (`/v1/batch` is added): pass `'http://localhost:8700'`, not `'http://localhost:8700/v1/batch'`." })
+    expect(refused({ endpoint: 'not a url' })).toMatchObject({ field: 'endpoint', message: expect.stringMatching(/^Expected `endpoint` to be an http\(s\) URL/) })
+    expect(refused({ endpoint: 'ftp://x' })).toMatchObject({ field: 'endpoint' })
+    expect(refused({ writeKey: '' })).toMatchObject({ field: 'writeKey', message: 'Expected `writeKey` to be a non-empty string, got `""`.' })
+    expect(refused(null)).toMatchObject({ field: 'options' })
+    // A path prefix is still fine.
+    expect(() => createFakeCollector({ endpoint: 'http://localhost:8700/analytics/' })).not.toThrow()
+  })
+
   it('serves the single calls too', async () => {
     const fake = install()
     const response = await fetch(`${ENDPOINT}/v1/identify`, { method: 'POST', headers: auth('k'), body: JSON.stringify({ userId: 'u1' }) })
