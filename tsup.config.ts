@@ -28,8 +28,29 @@ const consoleAssetsApart: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 }
 
+/**
+ * In the collector's build, src/platform/node-http.ts (the Node transport behind `nodeFetch` and
+ * the default webhook transport on Node) is an entry of its own, `dist/node-http.js` (`.cjs` in
+ * the CommonJS build, so both imports below load one module): server.ts imports it statically
+ * (for `nodeFetch`), transport.ts dynamically, on Node only. A worker's bundler then leaves it
+ * out (an unused import; a chunk of its own), about 4 KB of the worker's entry. The other entries
+ * keep it inside (bundle.test.ts checks the client's Node builds carry it).
+ */
+const nodeHttpApart: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'node-http-apart',
+  setup(build) {
+    // tsup runs esbuild in ESM for both formats (rollup then writes the CommonJS), so the format
+    // is told by the output extension it asks for.
+    const path = `./node-http${build.initialOptions.outExtension?.['.js'] ?? '.js'}`
+    build.onResolve({ filter: /(?:^\.|\/platform)\/node-http\.js$/ }, (args) =>
+      /src\/(?:platform\/transport|collector\/server\/server)\.ts$/.test(args.importer) ? { path, external: true } : undefined)
+  },
+}
+
+const { collector: collectorEntry, ...entryButCollector } = entry
+
 const shared: Options = {
-  entry,
+  entry: entryButCollector,
   define,
   target: 'es2022',
   // No source maps: the package would carry 2.2 MB of them (sources included) for a 0.8 MB build,
@@ -44,10 +65,18 @@ const shared: Options = {
 }
 
 export default defineConfig([
-  // ESM: dependencies stay external, so a user's bundler dedupes them.
-  { ...shared, format: ['esm'], dts: true, clean: true },
+  // ESM: dependencies stay external, so a user's bundler dedupes them. The declaration files of
+  // every entry, the collector's included, are built here together (they share chunks).
+  { ...shared, format: ['esm'], dts: { entry }, clean: true },
   // CommonJS: dependencies stay external too (every one of them can be required).
-  { ...shared, format: ['cjs'], dts: true },
+  { ...shared, format: ['cjs'], dts: { entry } },
+  // The collector (ESM and CommonJS), with the Node transport beside it (nodeHttpApart).
+  {
+    ...shared,
+    entry: { collector: collectorEntry, 'node-http': 'src/platform/node-http.ts' },
+    format: ['esm', 'cjs'],
+    esbuildPlugins: [...shared.esbuildPlugins!, nodeHttpApart],
+  },
   // The client for browser bundlers (the `browser` export condition): the same ESM with
   // `__BROWSER__` true, so the Node, Bun and Deno paths in src/platform/ are dropped from it.
   {

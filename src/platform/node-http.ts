@@ -11,13 +11,16 @@
  *
  * The client reaches this module only through a dynamic import in src/platform/transport.ts, on
  * Node only (see `platformTransport`), behind the `__BROWSER__` guard that drops it from the
- * browser build (`dist/index.browser.js`, the `<script>` file). The
+ * browser build (`dist/index.browser.js`, the `<script>` file). In the collector's build it is
+ * `dist/node-http.js` (`.cjs`), beside `dist/collector.js`, so a worker bundle leaves it out
+ * (tsup.config.ts); it imports only ./transport-key.ts for that reason. The
  * `node:` modules are loaded on first use, the methods looked up on the module object at call
  * time (so an interceptor such as msw that patches `http.request` applies).
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http'
 import type { StopSignal } from '../transport/stop.js'
-import { TRANSPORT_OF_FETCH, type HttpAnswer } from './transport.js'
+import type { HttpAnswer } from './transport.js'
+import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
 export interface NodeRequestInit {
   method?: string

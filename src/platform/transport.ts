@@ -6,15 +6,11 @@
  */
 import type { StopSignal } from '../transport/stop.js'
 import { isNode } from './runtime.js'
+import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
-/**
- * A fetch may carry the transport it is built on under this key (`nodeFetch` carries
- * `nodeRequest`): the webhook attempt then calls that directly and skips building a WHATWG
- * `Response` it would only read the status, headers and text of.
- */
-export const TRANSPORT_OF_FETCH: unique symbol = Symbol.for('isomorphic-analytics.transport')
+export { TRANSPORT_OF_FETCH }
 
 /** The transport behind `fetch` when it names one, else `fetch` itself. */
 export function transportOf(fetch: FetchLike): Transport {
