@@ -149,25 +149,36 @@ export function createIngest(context: IngestContext): Ingest {
     const duplicates = new Set<Message>()
     if (source.destination !== undefined) {
       const now = Date.now()
-      for (const [i, message] of messages.entries()) {
-        if (blockedAt.has(i)) continue
-        if (!integrationEnabled(message.integrations)) continue
-        if (context.dedup && !context.dedup.claim(source.name, message.messageId as string, now)) {
-          repeats++
-          duplicates.add(message)
-          continue
+      /** The ids this request claimed: let go if it fails, so that the sender's retry is not a "duplicate". */
+      const claimed: string[] = []
+      const release = () => {
+        for (const id of claimed) context.dedup?.release(source.name, id)
+      }
+      try {
+        for (const [i, message] of messages.entries()) {
+          if (blockedAt.has(i)) continue
+          if (!integrationEnabled(message.integrations)) continue
+          if (context.dedup && !context.dedup.claim(source.name, message.messageId as string, now)) {
+            repeats++
+            duplicates.add(message)
+            continue
+          }
+          if (context.dedup) claimed.push(message.messageId as string)
+          // Serialised here, where it is known whether the body held a bigint: these exact bytes
+          // are queued, signed and sent.
+          const traceId = context.traceId?.()
+          deliveries.push({
+            source: source.name,
+            type: message.type,
+            body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
+            messageId: message.messageId as string,
+            // A queue server follows a delivery by its traceId only: a trace would go unused there.
+            ...(traceId !== undefined ? { traceId } : record && !context.queue.durable && { trace: deferredTrace() }),
+          })
         }
-        // Serialised here, where it is known whether the body held a bigint: these exact bytes
-        // are queued, signed and sent.
-        const traceId = context.traceId?.()
-        deliveries.push({
-          source: source.name,
-          type: message.type,
-          body: stringifyExact(payloadOfValidMessage(message), hasBigInt),
-          messageId: message.messageId as string,
-          // A queue server follows a delivery by its traceId only: a trace would go unused there.
-          ...(traceId !== undefined ? { traceId } : record && !context.queue.durable && { trace: deferredTrace() }),
-        })
+      } catch (error) {
+        release()
+        throw error
       }
       const held = context.queue.enqueue(deliveries)
       let taken: boolean
@@ -181,7 +192,7 @@ export function createIngest(context: IngestContext): Ingest {
       }
       if (!taken) {
         // Not taken: the sender will retry these, and the retry must not be a "duplicate".
-        for (const d of deliveries) context.dedup?.release(source.name, d.messageId as string)
+        release()
         throw unavailable === undefined
           ? backlogFull(source.name)
           : new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${unavailable.message} Retry later.`, { headers: { 'retry-after': '5' } })

@@ -35,8 +35,18 @@ export function eventTime(
   const field = (name: string) => (at === '' ? name : `${at}.${name}`)
   const original = instant(message.originalTimestamp, field('originalTimestamp'))
   if (original === undefined) return receivedAt
-  const sentAt =
-    message.sentAt !== undefined ? instant(message.sentAt, field('sentAt')) : instant(batchSentAt, 'sentAt')
-  if (sentAt === undefined) return new Date(original).toISOString()
-  return new Date(Date.parse(receivedAt) - (sentAt - original)).toISOString()
+  const sentAtField = message.sentAt !== undefined ? field('sentAt') : 'sentAt'
+  const sentAt = message.sentAt !== undefined ? instant(message.sentAt, sentAtField) : instant(batchSentAt, sentAtField)
+  const ms = sentAt === undefined ? original : Date.parse(receivedAt) - (sentAt - original)
+  // A time a four-digit year cannot write (`9999-12-31T23:00:00-02:00` is in the year 10000, and
+  // so is a corrected one far off): refused here, naming what gave it, not left to fail later.
+  if (!(ms >= FIRST_MS && ms <= LAST_MS)) {
+    const from = sentAt === undefined ? `\`${field('originalTimestamp')}\`` : `\`${field('originalTimestamp')}\` corrected by \`${sentAtField}\``
+    throw badRequest('VALIDATION', `Expected ${from} to give a time in the years 0000 to 9999.`, field('originalTimestamp'))
+  }
+  return new Date(ms).toISOString()
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: what ISO 8601 writes with four digits. */
+const FIRST_MS = -62_167_219_200_000
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
