@@ -214,7 +214,11 @@ export class BullmqQueue implements DeliveryQueue {
       list.push(d)
     }
     if (!options?.ignoreLimit) {
-      for (const [source, list] of bySource) if (this.#pendingOf(source) + list.length > this.#maxPending) return false
+      // As in memory: a request larger than the whole limit is taken when nothing is pending.
+      for (const [source, list] of bySource) {
+        const pending = this.#pendingOf(source)
+        if (pending > 0 && pending + list.length > this.#maxPending) return false
+      }
     }
     const jobs = [...bySource].map(([source, list]): BatchJob => ({
       name: 'batch',

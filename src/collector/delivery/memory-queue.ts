@@ -193,7 +193,9 @@ export class MemoryQueue implements DeliveryQueue {
     }
     if (!options?.ignoreLimit) {
       for (const [lane, count] of lanes) {
-        if (lane.pending + count > this.#maxPending) {
+        // A request larger than the whole limit is taken when nothing is pending: refused, it
+        // would be refused for ever while its sender retried as told.
+        if (lane.pending > 0 && lane.pending + count > this.#maxPending) {
           lane.ingested('refused')
           return false
         }

@@ -143,6 +143,21 @@ describe('forwarding to the source Webhooks destination', () => {
     hold.resolve(new Response('ok'))
     await until(() => collector.stats().forwarded === 2, 'delivered')
   })
+
+  it('takes a batch larger than the whole limit when nothing is pending (refused, its sender would retry it for ever)', async () => {
+    const hold = deferred<Response>()
+    const { collector } = forwardingCollector({ maxPendingDeliveries: 3 }, () => hold.promise)
+    const big = (prefix: string) => post({ batch: [1, 2, 3, 4, 5].map((n) => track({ messageId: `${prefix}${n}` })) })
+    expect((await collector.fetch(big('a'))).status).toBe(200)
+    expect(collector.stats()).toMatchObject({ pending: 5 })
+    // With a backlog, the limit holds as before.
+    const refused = await collector.fetch(big('b'))
+    expect(refused.status).toBe(503)
+    expect(((await refused.json()) as any).error.code).toBe('BACKLOG_FULL')
+    hold.resolve(new Response('ok'))
+    await until(() => collector.stats().forwarded === 5, 'delivered')
+    await collector.close()
+  })
 })
 
 describe('close()', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { tracedDeliveryReportsEachAttempt } from './traced.js'
-import { admin, batchText, onQueueServer, send, settledMarks, startReceiver, stop, until, waitingRetries, type CollectorProcess, type Received } from './support.js'
+import { admin, batchText, onQueueServer, post, send, settledMarks, startReceiver, stop, until, waitingRetries, type CollectorProcess, type Received } from './support.js'
 
 export function durableSuite(name: string, start: () => Promise<QueueServerProcess>): void {
   const server = onQueueServer(start)
@@ -70,6 +70,22 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         await receiver.close()
       }
     }, 40_000)
+
+    it('takes a batch larger than the whole backlog limit when nothing is pending; with a backlog, the limit holds', async () => {
+      // The receiver holds every attempt open: what is taken stays pending. Its ids (m-96000…) are
+      // no other test's: they stay claimed for de-duplication in the shared server.
+      const receiver = await startReceiver(() => 200, () => 60_000)
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, MAX_PENDING: '3' })
+        expect(await send(a.url, batchText(96_000, 5))).toBe(200)
+        const refused = await post(a.url, batchText(96_100, 5))
+        expect(refused.status).toBe(503)
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('BACKLOG_FULL')
+        await stop(a, 'SIGKILL')
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
 
     it('a long run does not grow the process: its heap after 20,000 more deliveries is within 3 MB of what it was', async () => {
       const receiver = await startReceiver(() => 200)
