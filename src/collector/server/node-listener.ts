@@ -190,7 +190,8 @@ function writeBuffered(status: number, headers: Record<string, string>, body: st
 
 function plainError(res: ServerResponse, status: number, code: string, message: string): void {
   const body = JSON.stringify({ success: false, error: { code, message } })
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+  // Like every answer, readable by a page on any origin (the README's CORS promise).
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'access-control-allow-origin': '*' })
   res.end(body)
 }
 

@@ -6,6 +6,25 @@ import { createCollector, createRequestListener, startServer, type CollectorServ
 import { KEY, basic, track } from '../helpers.js'
 
 /** Sends raw bytes on a fresh connection; resolves with the status of the answer (0: none). */
+/** The head of the answer to `text` sent on a raw socket (`''` if the connection closes first). */
+function rawHead(port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1')
+      const end = received.indexOf('\r\n\r\n')
+      if (end >= 0) {
+        resolve(received.slice(0, end + 2))
+        socket.destroy()
+      }
+    })
+    socket.on('error', () => resolve(''))
+    socket.on('close', () => resolve(''))
+    socket.write(text)
+  })
+}
+
 function raw(port: number, text: string | Buffer): Promise<number> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1')
@@ -91,6 +110,17 @@ describe('the Node server, over real sockets', () => {
   })
 
   const bomb = Buffer.concat(Array.from({ length: 50 }, () => gzipSync(Buffer.alloc(10 * 1024 * 1024))))
+  /** A gzip member of `content` carrying `extra` in its header (FEXTRA): bytes that inflate to nothing. */
+  const padded = (content: Buffer, extra: number) => {
+    const gz = gzipSync(content)
+    const header = Buffer.from(gz.subarray(0, 10))
+    header[3] |= 4
+    const xlen = Buffer.alloc(2)
+    xlen.writeUInt16LE(extra)
+    return Buffer.concat([header, xlen, Buffer.alloc(extra, 0x61), gz.subarray(10)])
+  }
+  // 540,000 bytes on the wire that inflate to one small batch.
+  const paddedGzip = Buffer.concat([...Array.from({ length: 9 }, () => padded(Buffer.alloc(0), 60_000)), gzipSync(Buffer.from(good))])
 
   const malformed: Array<[string, () => Promise<number>, number]> = [
     ['GET on /v1/batch', async () => (await send('/v1/batch', { method: 'GET' })).status, 405],
@@ -117,6 +147,7 @@ describe('the Node server, over real sockets', () => {
     ['an unknown write key', async () => (await send('/v1/batch', { body: good, key: 'nope' })).status, 401],
     ['a body just over 500,000 bytes', async () => (await send('/v1/batch', { body: json({ batch: [], pad: 'x'.repeat(500_000) }) })).status, 413],
     ['a gzip bomb', async () => (await send('/v1/batch', { body: bomb, headers: { 'content-encoding': 'gzip' } })).status, 413],
+    ['a gzip body over 500,000 bytes that inflates to a small batch', async () => (await send('/v1/batch', { body: paddedGzip, headers: { 'content-encoding': 'gzip' } })).status, 413],
     ['huge headers (32 KB)', async () => (await send('/v1/batch', { body: good, headers: { 'x-pad': 'y'.repeat(32_000) } })).status, 431],
     ['a malformed request line (raw)', () => raw(port, 'THIS IS NOT HTTP\r\n\r\n'), 400],
     ['an invalid header line (raw)', () => raw(port, 'POST /v1/batch HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), 400],
@@ -126,6 +157,15 @@ describe('the Node server, over real sockets', () => {
   it.each(malformed)('answers %s with %i, and keeps serving', async (_, request, status) => {
     expect(await request()).toBe(status)
     expect((await send('/v1/batch', { body: good })).status).toBe(200)
+  })
+
+  it('answers even the requests Node refuses before the handler with Access-Control-Allow-Origin, so a page reads the status', async () => {
+    const huge = await send('/v1/batch', { body: good, headers: { 'x-pad': 'y'.repeat(32_000), origin: 'https://shop.example' } })
+    expect(huge.status).toBe(431)
+    expect(huge.headers.get('access-control-allow-origin')).toBe('*')
+    for (const request of ['TRACE /v1/batch HTTP/1.1\r\nHost: x\r\nOrigin: https://shop.example\r\n\r\n', 'THIS IS NOT HTTP\r\n\r\n']) {
+      expect(await rawHead(port, request)).toMatch(/\r\naccess-control-allow-origin: \*\r\n/i)
+    }
   })
 
   it(`has a table of at least 20 malformed requests (${malformed.length})`, () => {
