@@ -5,7 +5,7 @@
  */
 import { requireBearer } from '../http/auth.js'
 import { QueueUnavailableError } from '../delivery/queue.js'
-import { fromMessageError, HttpProblem, jsonResponse } from '../http/errors.js'
+import { fromMessageError, jsonResponse, retryLater } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
@@ -39,7 +39,7 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
     } catch (error) {
       // The queue server away: answered as ingest is, so a monitor polling it is neither held nor told "500".
       if (!(error instanceof QueueUnavailableError)) throw error
-      throw new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${error.message} Retry later.`, { headers: { 'retry-after': '5' } })
+      throw retryLater('QUEUE_UNAVAILABLE', `${error.message} Retry later.`)
     }
   }
   const body = parseJson(await readBodyText(request)).value

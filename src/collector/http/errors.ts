@@ -52,6 +52,14 @@ export class HttpProblem extends Error {
   }
 }
 
+/**
+ * A 503 its sender should retry, in 5 s (`Retry-After`): the backlog is full, the queue server is
+ * away, or the collector is shutting down.
+ */
+export function retryLater(code: 'BACKLOG_FULL' | 'QUEUE_UNAVAILABLE' | 'CLOSED', message: string): HttpProblem {
+  return new HttpProblem(503, code, message, { headers: { 'retry-after': '5' } })
+}
+
 /** A JSON answer: its status, its headers (lower-case names) and its text. */
 export class JsonAnswer {
   constructor(

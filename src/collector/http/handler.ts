@@ -15,7 +15,7 @@ import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
 import { corsHeaders, preflight } from './cors.js'
 import type { CollectorCore, RequestHead } from './direct.js'
-import { HttpProblem, jsonAnswer, methodNotAllowed, notFound, toHttpProblem, type JsonAnswer } from './errors.js'
+import { HttpProblem, jsonAnswer, methodNotAllowed, retryLater, notFound, toHttpProblem, type JsonAnswer } from './errors.js'
 import { readBodyText } from './read-body.js'
 
 type Route =
@@ -86,7 +86,7 @@ export function createHandler(context: HandlerContext): CollectorCore {
       const method = route.kind === 'admin' && route.method ? route.method : 'POST'
       if (request.method !== method) throw methodNotAllowed(request.method, path, `${method}, OPTIONS`)
       if (context.isClosed()) {
-        throw new HttpProblem(503, 'CLOSED', 'The collector is shutting down; retry later.', { headers: { 'retry-after': '5' } })
+        throw retryLater('CLOSED', 'The collector is shutting down; retry later.')
       }
       if (route.kind === 'admin') {
         const response = await handleAdmin(route.name, full(), context.admin!)

@@ -13,7 +13,7 @@ import { QueueUnavailableError, type DeliveryQueue, type DeliveryTrace, type Que
 import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
 import type { RequestHead } from '../http/direct.js'
-import { HttpProblem, jsonAnswer, type JsonAnswer } from '../http/errors.js'
+import { HttpProblem, jsonAnswer, retryLater, type JsonAnswer } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
 import type { SourceRuntime } from '../sources.js'
 import type { IngestTally } from '../stats.js'
@@ -66,9 +66,7 @@ function checkContentType(request: RequestHead): void {
 }
 
 export function backlogFull(source: string): HttpProblem {
-  return new HttpProblem(503, 'BACKLOG_FULL', `Too many deliveries pending for source "${source}"; retry later.`, {
-    headers: { 'retry-after': '5' },
-  })
+  return retryLater('BACKLOG_FULL', `Too many deliveries pending for source "${source}"; retry later.`)
 }
 
 /**
@@ -195,7 +193,7 @@ export function createIngest(context: IngestContext): Ingest {
         release()
         throw unavailable === undefined
           ? backlogFull(source.name)
-          : new HttpProblem(503, 'QUEUE_UNAVAILABLE', `${unavailable.message} Retry later.`, { headers: { 'retry-after': '5' } })
+          : retryLater('QUEUE_UNAVAILABLE', `${unavailable.message} Retry later.`)
       }
     }
     if (record) recordAll(record, source, messages, deliveries, blockedAt, duplicates)
