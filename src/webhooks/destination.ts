@@ -53,8 +53,8 @@ export function cancelRequests(destination: WebhookDestination): void {
   requestsOf.get(destination)?.abort()
 }
 
-/** Set while the collector makes a destination: see `collectorDestination`. */
-let madeByCollector = false
+/** Marks the options of a destination the collector makes (`collectorDestination`). */
+const FOR_COLLECTOR = Symbol('collector destination')
 
 /**
  * A destination for the collector, which logs each retry and failure itself (naming the source):
@@ -62,12 +62,7 @@ let madeByCollector = false
  * prints each retry and failure once. Not public API.
  */
 export function collectorDestination(options: WebhookDestinationOptions): WebhookDestination {
-  madeByCollector = true
-  try {
-    return new WebhookDestination(options)
-  } finally {
-    madeByCollector = false
-  }
+  return new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
 }
 
 export class WebhookDestination {
@@ -88,7 +83,7 @@ export class WebhookDestination {
       const events = this.#events
       events.on('attempt', ({ attempt, urls }) => log(`attempt ${attempt}: POST to ${urls.map(maskUrl).join(', ')}`))
       events.on('delivered', ({ attempt, url, status }) => log(`delivered to ${maskUrl(url)} (${status}) after ${count(attempt, 'attempt')}`))
-      if (!madeByCollector) {
+      if (!(FOR_COLLECTOR in options)) {
         events.on('retry', ({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.message}); retrying in ${delayMs} ms`))
         events.on('failed', ({ attempts, error }) => log(`failed after ${count(attempts, 'attempt')}: ${error.message}`))
       }
