@@ -28,9 +28,9 @@ export class Stop extends Set<() => void> implements StopSignal {
   }
 
   /** Calls every listener, once: waits check `aborted` before they add one. */
-  abort(): void {
+  abort(reason: unknown = Error('Delivery stopped.')): void {
     this.aborted = true
-    this.reason = Error('Delivery stopped.')
+    this.reason = reason
     for (const listener of this) listener()
     this.clear()
   }

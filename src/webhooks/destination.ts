@@ -68,7 +68,11 @@ export function collectorDestination(options: WebhookDestinationOptions): Webhoo
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
   readonly #events = new Emitter<WebhookDestinationEvents>()
-  readonly #closing = new AbortController()
+  /**
+   * Ends the retry waits at `close()`. A `Stop`, not an `AbortController`: every delivery waiting
+   * to retry listens to it, and an `AbortSignal` warns of a leak past ten listeners.
+   */
+  readonly #closing = new Stop()
   /** Aborts the requests on the wire: `cancelRequests`, never `close()`. */
   readonly #requests = new Stop()
   readonly #pending = new Set<Promise<DeliveryResult>>()
@@ -127,7 +131,7 @@ export class WebhookDestination {
    * naming `body`; nothing is sent.
    */
   deliverSerialized(body: string, payload: object = { body }): Promise<DeliveryResult> {
-    return this.#track(this.#deliver(payload, () => givenBody(body)))
+    return heldWhileAwaited(this.#track(this.#deliver(payload, () => givenBody(body))))
   }
 
   /**

@@ -11,6 +11,7 @@
 import { AbortedError, AnalyticsError } from '../errors.js'
 import { count } from '../logger.js'
 import { isRetryableError } from '../transport/retry-policy.js'
+import type { StopSignal } from '../transport/stop.js'
 import { retryAfterOf } from './attempt.js'
 
 export interface DeliveryEnd {
@@ -19,7 +20,7 @@ export interface DeliveryEnd {
   /** Indexes of the URLs worth another attempt after the last one. */
   active: readonly number[]
   /** `close()`'s signal: aborted once it was called (none: a scheduler of its own, see `failure`). */
-  closing?: AbortSignal
+  closing?: StopSignal
   /** What the retry loop threw. */
   stoppedBy: unknown
   retryWindow: number

@@ -23,6 +23,7 @@ afterAll(() => {
 
 interface Child {
   stdout: string
+  stderr: string
   exited: Promise<{ code: number | null; ms: number }>
   kill(): void
   /** Resolves with the first stdout line matching `pattern`. */
@@ -34,6 +35,7 @@ function run(script: string, env: Record<string, string> = {}): Child {
   const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const result: Child = {
     stdout: '',
+    stderr: '',
     exited: new Promise((resolve) => child.on('exit', (code) => resolve({ code, ms: performance.now() - started }))),
     kill: () => child.kill(),
     line: (pattern) =>
@@ -48,7 +50,10 @@ function run(script: string, env: Record<string, string> = {}): Child {
       }),
   }
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (result.stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => process.stderr.write(chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    result.stderr += chunk
+    process.stderr.write(chunk)
+  })
   return result
 }
 
@@ -76,17 +81,21 @@ void destination.deliver({ type: 'track', event: 'x' }) // not awaited
     }
   })
 
-  it('an awaited delivery holds the process through its retry wait (the README example, one 503)', async () => {
+  // deliverSerialized too: it let the process exit in its retry wait (exit code 13, the message lost).
+  it.each([
+    ['deliver', 'destination.deliver(toWebhookPayload(message))'],
+    ['deliverSerialized', 'destination.deliverSerialized(JSON.stringify(toWebhookPayload(message)))'],
+  ])('an awaited %s holds the process through its retry wait (the README example, one 503)', async (name, call) => {
     const server = await startServer({ status: 200 })
     server.replies.push({ status: 503 })
-    const script = join(bundle.dir, 'awaited-retry.mjs')
+    const script = join(bundle.dir, `awaited-retry-${name}.mjs`)
     writeFileSync(
       script,
       `import { WebhookDestination, toWebhookPayload } from ${JSON.stringify(pathToFileURL(bundle.file).href)}
 const destination = new WebhookDestination({ urls: [{ url: process.env.URL }], backoff: { baseMs: 300, capMs: 300 }, random: () => 0.99 })
 destination.on('retry', ({ delayMs }) => console.log('retry in ' + delayMs + ' ms'))
 const message = { type: 'track', userId: 'user-1', event: 'Order Completed', properties: { total: 42.5 } }
-const result = await destination.deliver(toWebhookPayload(message))
+const result = await ${call}
 console.log('result ' + JSON.stringify({ delivered: result.delivered, attempts: result.attempts }))
 await destination.close()
 `,
@@ -98,6 +107,31 @@ await destination.close()
       expect(child.stdout).toContain('result {"delivered":true,"attempts":2}')
       expect(code).toBe(0)
       expect(server.requests).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
+  })
+
+  // Each waiting delivery listens for close(): an AbortSignal warned of a leak past ten of them.
+  it('many deliveries waiting to retry at once print no MaxListenersExceededWarning', async () => {
+    const server = await startServer({ status: 503 })
+    const script = join(bundle.dir, 'many-waiting.mjs')
+    writeFileSync(
+      script,
+      `import { WebhookDestination } from ${JSON.stringify(pathToFileURL(bundle.file).href)}
+const destination = new WebhookDestination({ urls: [{ url: process.env.URL }], backoff: { baseMs: 200, capMs: 200 }, random: () => 0.99 })
+let waiting = 0
+destination.on('retry', () => ++waiting === 20 && destination.close())
+const results = await Promise.all(Array.from({ length: 20 }, (_, i) => destination.deliver({ type: 'track', event: 'e' + i })))
+console.log('failed ' + results.filter((r) => !r.delivered && r.error.code === 'ABORTED').length)
+`,
+    )
+    try {
+      const child = run(script, { URL: server.url })
+      const { code } = await child.exited
+      expect(child.stdout).toContain('failed 20')
+      expect(code).toBe(0)
+      expect(child.stderr).not.toMatch(/MaxListenersExceeded|memory leak/)
     } finally {
       await server.close()
     }
