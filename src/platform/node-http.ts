@@ -196,7 +196,9 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
     let timer: ReturnType<typeof setTimeout> | undefined
     /** Ends the body's reading early (time limit, stop, socket error), once there is an answer. */
     let cutBody: ((error: Error) => void) | undefined
+    let over = false
     const settled = () => {
+      over = true
       signal?.removeEventListener('abort', onAbort)
       if (timer !== undefined) clearTimeout(timer)
     }
@@ -243,12 +245,18 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       resolve(new NodeAnswer(res, read))
     })
     const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'))
+    // The time limit counts from when the request has a socket (connecting included), not while
+    // it waits for one of the agent's MAX_SOCKETS: a burst to one host must not time out requests
+    // the receiver has not seen yet (and then retry them, sending duplicates).
     if (timeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        timer = undefined
-        fail(Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true }))
-      }, Math.min(timeoutMs, 2 ** 31 - 1)) // Past 2^31 − 1 ms a timer fires at once.
-      timer.unref()
+      req.once('socket', () => {
+        if (over) return
+        timer = setTimeout(() => {
+          timer = undefined
+          fail(Object.assign(new Error(`Request timed out after ${timeoutMs} ms`), { timedOut: true }))
+        }, Math.min(timeoutMs, 2 ** 31 - 1)) // Past 2^31 − 1 ms a timer fires at once.
+        timer.unref()
+      })
     }
     signal?.addEventListener('abort', onAbort, { once: true })
     req.on('error', fail)

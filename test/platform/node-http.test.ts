@@ -22,6 +22,8 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req)
     if (req.url === '/hang') return
+    const delay = /^\/delay-(\d+)$/.exec(req.url ?? '')
+    if (delay) return void setTimeout(() => res.end('ok'), Number(delay[1]))
     const slow = /^\/slow-(\d+)$/.exec(req.url ?? '')
     if (slow) {
       res.writeHead(Number(slow[1]), { 'content-type': 'application/json', 'content-length': '100' })
@@ -67,6 +69,15 @@ describe('nodeRequest', () => {
     // The server sees the connection closed: the request was destroyed, not left running.
     const hung = seen.at(-1)!
     await new Promise((done) => (hung.socket.destroyed ? done(undefined) : hung.socket.once('close', done)))
+  })
+
+  it('counts the time limit from when the request has a socket, not while it waits for one of the 64', async () => {
+    // 70 at once to one host: 6 wait for a socket while the first 64 take 200 ms each to answer.
+    const url = `http://127.0.0.1:${port}/delay-200`
+    const outcomes = await Promise.all(
+      Array.from({ length: 70 }, () => attemptRequest(nodeRequest, { url, headers: {}, body: '{}', timeoutMs: 350 }).then((r) => r.status, (e: Error) => e.name)),
+    )
+    expect(outcomes.filter((o) => o !== 200)).toEqual([])
   })
 
   it('a stop signal ends it early with AbortedError; a stop before the request sends nothing', async () => {
