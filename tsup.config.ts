@@ -77,12 +77,13 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     esbuildPlugins: [...shared.esbuildPlugins!, nodeHttpApart],
   },
-  // The client for browser bundlers (the `browser` export condition): the same ESM with
-  // `__BROWSER__` true, so the Node, Bun and Deno paths in src/platform/ are dropped from it.
+  // The client for browser bundlers (the `browser` export condition, for `import` and `require`):
+  // the same code with `__BROWSER__` true, so the Node, Bun and Deno paths in src/platform/ are
+  // dropped from it.
   {
     entry: { 'index.browser': 'src/index.ts' },
     define: { ...define, __BROWSER__: 'true' },
-    format: ['esm'],
+    format: ['esm', 'cjs'],
     platform: 'browser',
     target: 'es2022',
     sourcemap: false,
