@@ -23,6 +23,16 @@ describe('WebhookDestination options', () => {
     expect(new WebhookDestination({ urls: [{ url }], sharedSecret: 's', timeout: 1, retryWindow: 0 }).urls).toEqual([url])
   })
 
+  // They were ignored: `sharedsecret` delivered unsigned, `timout` kept 5 s.
+  it('an unknown option, at the top, in `backoff` or in a URL entry, is a ConfigError with a guess', () => {
+    const top = configError({ urls: [{ url }], sharedsecret: 's' })
+    expect(top.option).toBe('sharedsecret')
+    expect(top.message).toBe('Unknown option `sharedsecret` (did you mean `sharedSecret`?); known: urls, sharedSecret, timeout, retryWindow, fetch, backoff, now, random.')
+    expect(configError({ urls: [{ url }], timout: 100 }).message).toContain('(did you mean `timeout`?)')
+    expect(configError({ urls: [{ url }], backoff: { base: 1 } })).toMatchObject({ option: 'backoff.base', message: expect.stringContaining('did you mean `backoff.baseMs`?') })
+    expect(configError({ urls: [{ url }, { url: `${url}2`, header: { A: 'b' } }] })).toMatchObject({ option: 'urls[1].header', message: expect.stringContaining('did you mean `urls[1].headers`?') })
+  })
+
   it('more than 5 URLs, or none, is a ConfigError naming `urls`', () => {
     const six = Array.from({ length: 6 }, () => ({ url }))
     const error = configError({ urls: six })
