@@ -1,6 +1,7 @@
 /**
  * A small typed event emitter (on/off/emit) shared by the client and the webhook destination.
- * A listener that throws never breaks delivery: the throw is handed to `onListenerError`.
+ * A listener that throws never breaks delivery: the throw is handed to `onListenerError`, by
+ * default `console.error` (a failure in the user's own listener is reported, never silent).
  */
 
 type Listener<T> = (payload: T) => void
@@ -9,7 +10,7 @@ export class Emitter<Events> {
   #listeners = new Map<keyof Events, Set<Listener<never>>>()
   readonly #onListenerError: (error: unknown, event: string) => void
 
-  constructor(onListenerError: (error: unknown, event: string) => void = () => {}) {
+  constructor(onListenerError = (error: unknown, event: string) => console.error(`isomorphic-analytics: a '${event}' listener threw:`, error)) {
     this.#onListenerError = onListenerError
   }
 

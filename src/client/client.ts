@@ -57,9 +57,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
     this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
-    this.#events = new Emitter<ClientEvents>((error, event) =>
-      console.error(`isomorphic-analytics: a '${event}' listener threw:`, error),
-    )
+    // A listener that throws is reported on console.error (the emitter's default).
+    this.#events = new Emitter<ClientEvents>()
     this.#delivery = new Delivery(this.#options, this.#bodies, {
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length

@@ -130,8 +130,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       // The receiver's own failure: 500 makes the sender retry. Its details stay server-side.
       try {
         onError(error, payload)
-      } catch {
-        // A throwing error reporter must not turn the 500 into an unhandled rejection.
+      } catch (reportError) {
+        // A throwing error reporter must not turn the 500 into an unhandled rejection, nor hide
+        // the failure it was given.
+        console.error('isomorphic-analytics: createWebhookHandler: onError threw', reportError, 'while reporting', error)
       }
       return answer(500, { error: 'The event handler failed.' })
     }

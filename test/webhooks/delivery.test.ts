@@ -147,10 +147,15 @@ describe('WebhookDestination delivery', () => {
     for (const name of ['attempt', 'retry', 'delivered', 'failed'] as const) {
       destination.on(name, (info) => events.push([name, info]))
     }
+    const thrown = new Error('a throwing listener does not break delivery')
     destination.on('attempt', () => {
-      throw new Error('a throwing listener does not break delivery')
+      throw thrown
     })
+    // …and is reported: it was swallowed without a word.
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
     await deliverToEnd(destination, payload)
+    expect(consoleError).toHaveBeenCalledWith("isomorphic-analytics: a 'attempt' listener threw:", thrown)
+    consoleError.mockRestore()
     expect(events).toEqual([
       ['attempt', { payload, attempt: 1, urls: [a.url] }],
       ['retry', { payload, attempt: 1, delayMs: 2, results: [{ url: a.url, attempt: 1, status: 503, error: expect.objectContaining({ status: 503 }) }], error: expect.objectContaining({ code: 'HTTP', status: 503 }) }],

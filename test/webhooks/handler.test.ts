@@ -107,6 +107,19 @@ describe('createWebhookHandler', () => {
     expect(onError).toHaveBeenCalledWith(failure, JSON.parse(body))
   })
 
+  it('an onError that throws still answers 500, and both failures reach console.error', async () => {
+    const failure = new Error('db down')
+    const reportFailure = new Error('logger down')
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const handler = createWebhookHandler({ secret: SECRET, onEvent: async () => { throw failure }, onError: () => { throw reportFailure } })
+      expect((await handler(post(body, { 'X-Signature': sig(body) }))).status).toBe(500)
+      expect(consoleError).toHaveBeenCalledWith('isomorphic-analytics: createWebhookHandler: onError threw', reportFailure, 'while reporting', failure)
+    } finally {
+      consoleError.mockRestore()
+    }
+  })
+
   it("answers 500 (the receiver's fault: the sender retries) when the body was already read, saying so and how to fix it", async () => {
     const onEvent = vi.fn()
     const handler = createWebhookHandler({ secret: SECRET, onEvent })
