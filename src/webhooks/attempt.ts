@@ -7,8 +7,9 @@
  *
  * Per URL: 2xx succeeds; timeouts, network errors, 408, 429 and 5xx are retryable; anything else
  * (other 4xx, 3xx since redirects are not followed, a refused TLS certificate) is final for that
- * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background
- * and are reported `pending`), or once all have answered.
+ * URL. The attempt settles as soon as one URL answers 2xx (the others complete in the background,
+ * are reported `pending`, and their outcome goes to `onLate` when it comes), or once all have
+ * answered.
  */
 import { isAnalyticsError, TimeoutError, ValidationError, type AnalyticsError } from '../errors.js'
 import type { Transport } from '../platform/transport.js'
@@ -28,7 +29,10 @@ export interface UrlResult {
   status?: number
   /** Why this URL did not accept the message: `HttpError`, `TimeoutError`, `NetworkError`, `TlsError`… */
   error?: AnalyticsError
-  /** Still answering when another URL accepted the message; it completes in the background. */
+  /**
+   * Still answering when another URL accepted the message; it completes in the background and its
+   * outcome comes later (`AttemptRequest.onLate`, the destination's `late` event).
+   */
   pending?: true
 }
 
@@ -59,6 +63,12 @@ export interface AttemptRequest {
   refused?: AnalyticsError
   /** Aborts the requests still open: an attempt given up on does not keep its connections. */
   signal?: StopSignal
+  /**
+   * Called with the outcome of each URL that was still answering when the attempt settled
+   * (another URL accepted the message: it was reported `pending`), once that URL answers or
+   * fails. It changes nothing about the attempt. A throw from it is ignored.
+   */
+  onLate?: (index: number, result: UrlResult) => void
 }
 
 export interface AttemptOutcome {
@@ -108,8 +118,9 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
     let settled = false
     for (const i of active) {
       void send(request, targets[i], body).then((outcome) => {
-        if (settled) return
-        results[i] = { url: targets[i].url, attempt: n, ...outcome }
+        const result: UrlResult = { url: targets[i].url, attempt: n, ...outcome }
+        if (settled) return reportLate(request, i, result)
+        results[i] = result
         remaining--
         if (outcome.error === undefined) {
           settled = true
@@ -121,6 +132,15 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
       })
     }
   })
+}
+
+/** Only an attempt delivered by another URL settles with URLs still answering. */
+function reportLate(request: AttemptRequest, index: number, result: UrlResult): void {
+  try {
+    request.onLate?.(index, result)
+  } catch {
+    // The caller's to handle: an attempt that has settled has no one to tell.
+  }
 }
 
 function invalidUrls(active: readonly number[], count: number): ValidationError | undefined {

@@ -87,6 +87,7 @@ export class WebhookDestination {
       const events = this.#events
       events.on('attempt', ({ attempt, urls }) => log(`attempt ${attempt}: POST to ${urls.map(maskUrl).join(', ')}`))
       events.on('delivered', ({ attempt, url, status }) => log(`delivered to ${maskUrl(url)} (${status}) after ${count(attempt, 'attempt')}`))
+      events.on('late', ({ attempt, url, status, error }) => log(`attempt ${attempt}, after the delivery: ${error ? error.message : `${maskUrl(url)} answered ${status}`}`))
       if (!(FOR_COLLECTOR in options)) {
         events.on('retry', ({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.message}); retrying in ${delayMs} ms`))
         events.on('failed', ({ attempts, error }) => log(`failed after ${count(attempts, 'attempt')}: ${error.message}`))
@@ -162,6 +163,8 @@ export class WebhookDestination {
       targets?: readonly AttemptTarget[]
       /** Aborts the attempt's requests (an `AbortSignal` will do): then it resolves with `AbortedError`s. */
       signal?: StopSignal
+      /** The outcome of each URL still answering when another URL accepted the message, once it comes. */
+      onLate?: (index: number, result: UrlResult) => void
     } = {},
   ): Promise<AttemptOutcome> {
     const { fetch, timeout, now } = this.#options
@@ -172,6 +175,7 @@ export class WebhookDestination {
       ...(options.urls && { urls: options.urls }),
       ...(options.previous && { previous: options.previous }),
       ...(options.signal && { signal: options.signal }),
+      ...(options.onLate && { onLate: options.onLate }),
       fetch,
       timeout,
       now,
@@ -307,6 +311,7 @@ export class WebhookDestination {
       timeout,
       now,
       signal: this.#requests.signal,
+      onLate: (_, result) => this.#events.emit('late', { payload: delivery.payload, ...result }),
     })
     delivery.results = outcome.results
     if (outcome.deliveredBy >= 0) delivery.deliveredBy = outcome.deliveredBy

@@ -24,4 +24,10 @@ export interface WebhookDestinationEvents {
   delivered: { payload: object; attempt: number; url: string; status: number; results: UrlResult[] }
   /** The message failed for good (final answers, retry window spent, or `close()`). */
   failed: { payload: object; attempts: number; results: UrlResult[]; error: AnalyticsError }
+  /**
+   * `url` was still answering when another URL accepted the message (`pending: true` in the
+   * results): its outcome, once it came. It changes nothing: the message is delivered, and this
+   * URL is not retried.
+   */
+  late: { payload: object; attempt: number; url: string; status?: number; error?: AnalyticsError }
 }

@@ -10,7 +10,7 @@
  */
 import type { WebhookEventType } from '../../webhooks/index.js'
 import type { DeliveryTrace } from '../delivery/queue.js'
-import { Entry, fill, type AcceptOptions, type Forward, type MessageRecord } from './records.js'
+import { Entry, fill, NO_ANSWER_YET, type AcceptOptions, type Forward, type MessageRecord } from './records.js'
 
 export type { DeliveryTrace }
 export type { AcceptOptions, AttemptRecord, Forward, MessageRecord, Origin, Outcome, UrlOutcome } from './records.js'
@@ -26,6 +26,7 @@ export function deferredTrace(): DeferredTrace {
     attempt: (...args) => call((t) => t.attempt(...args)),
     retry: (...args) => call((t) => t.retry(...args)),
     settled: (...args) => call((t) => t.settled(...args)),
+    late: (...args) => call((t) => t.late(...args)),
     bind(t) {
       target = t
       for (const f of early.splice(0)) f(t)
@@ -210,7 +211,7 @@ export class ConsoleRecorder {
         const number = entry.offset + attempt
         let at = attempts.length
         while (at > 0 && attempts[at - 1].attempt > number) at--
-        attempts.splice(at, 0, { attempt: number, at: new Date(this.#now()).toISOString(), results: urls.map((url) => ({ url, error: 'no answer yet' })) })
+        attempts.splice(at, 0, { attempt: number, at: new Date(this.#now()).toISOString(), results: urls.map((url) => ({ url, error: NO_ANSWER_YET })) })
         if (attempts.length > MAX_ATTEMPTS) attempts.splice(0, attempts.length - MAX_ATTEMPTS)
       }),
       retry: (attempt, results, delayMs) => {
@@ -230,6 +231,8 @@ export class ConsoleRecorder {
           delete entry.record.delivery.nextRetryAt
         })
       },
+      // A URL still answering when another delivered the message: its outcome replaces `pending`.
+      late: (result) => this.#update(id, (entry) => fill(entry, [result])),
     }
   }
 }

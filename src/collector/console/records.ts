@@ -122,13 +122,21 @@ export class Entry {
   }
 }
 
+/** A URL's outcome while its attempt is under way. */
+export const NO_ANSWER_YET = 'no answer yet'
+/** A URL's outcome while it is still answering after another URL accepted the message (its `late` outcome replaces it). */
+export const STILL_ANSWERING = 'still answering (another URL accepted the message)'
+
 export function outcomeOf(result: UrlResult): UrlOutcome {
   const out: UrlOutcome = { url: result.url }
   if (result.status !== undefined) out.status = result.status
-  if (result.pending) out.error = 'still answering (another URL accepted the message)'
+  if (result.pending) out.error = STILL_ANSWERING
   else if (result.error !== undefined) out.error = result.error.message
   return out
 }
+
+/** An outcome the URL's own answer (or failure) is still to replace. */
+const awaited = (outcome: UrlOutcome) => outcome.status === undefined && (outcome.error === NO_ANSWER_YET || outcome.error === STILL_ANSWERING)
 
 /** The record of attempt `attempt` of the current round, if it is still kept. */
 export function attemptOf(entry: Entry, attempt: number): AttemptRecord | undefined {
@@ -137,11 +145,14 @@ export function attemptOf(entry: Entry, attempt: number): AttemptRecord | undefi
   return undefined
 }
 
-/** Each URL's outcome, in the record of the attempt that got it. */
+/**
+ * Each URL's outcome, in the record of the attempt that got it. A `pending` one never hides the
+ * URL's own outcome, should that have been heard first.
+ */
 export function fill(entry: Entry, results: readonly UrlResult[]): void {
   for (const result of results) {
     const record = result.attempt > 0 ? attemptOf(entry, result.attempt) : undefined
-    if (record) record.results = record.results.map((r) => (r.url === result.url ? outcomeOf(result) : r))
+    if (record) record.results = record.results.map((r) => (r.url === result.url && (!result.pending || awaited(r)) ? outcomeOf(result) : r))
   }
 }
 

@@ -6,7 +6,8 @@
  * - The accepting process names each followed delivery (`traceId`, which travels with its job)
  *   and tells the others of every message it accepts (`accepted`).
  * - The process making an attempt reports it (the queue's `TraceSink`) to its own record of that
- *   traceId and to the others (`trace`), which apply it to theirs.
+ *   traceId and to the others (`trace`), which apply it to theirs; so does it with the outcome of
+ *   a URL that answers after another URL delivered the message.
  * - A retry by hand goes through the durable queue under the same traceId (`retried`: the
  *   others' records go on too, the attempts continue their numbering).
  *
@@ -33,6 +34,7 @@ type TraceNotice = { t: string } & (
   | { k: 'attempt'; a: number; u: string[] }
   | { k: 'retry'; a: number; r: WireResult[]; d: number }
   | { k: 'settled'; ok: boolean; r: WireResult[] }
+  | { k: 'late'; r: WireResult }
 )
 
 interface AcceptedNotice {
@@ -81,6 +83,7 @@ const fromWire = ({ error, ...r }: WireResult): UrlResult => ({ ...r, ...(error 
 function replay(n: TraceNotice): (trace: DeliveryTrace) => void {
   if (n.k === 'attempt') return (t) => t.attempt(n.a, n.u)
   if (n.k === 'retry') return (t) => t.retry(n.a, n.r.map(fromWire), n.d)
+  if (n.k === 'late') return (t) => t.late(fromWire(n.r))
   return (t) => t.settled(n.ok, n.r.map(fromWire))
 }
 
@@ -167,6 +170,7 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
         attempt: (a, urls) => tell({ t: traceId, k: 'attempt', a, u: [...urls] }),
         retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: results.map(toWire), d }),
         settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: results.map(toWire) }),
+        late: (result) => tell({ t: traceId, k: 'late', r: toWire(result) }),
       }
     },
     record(source, message, forward, admin = {}) {

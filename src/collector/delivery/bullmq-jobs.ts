@@ -25,11 +25,12 @@
  * locks to expire (such an attempt may still have reached the receiver: in flight, as above).
  *
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
- * whichever process makes them.
+ * whichever process makes them, and the outcome of each URL that answers after another one
+ * delivered it (after the job has completed).
  */
 import { count, type Logger } from '../../logger.js'
 import type { Stop } from '../../transport/stop.js'
-import type { WebhookDestination } from '../../webhooks/index.js'
+import type { UrlResult, WebhookDestination } from '../../webhooks/index.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { Mark, SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
@@ -259,7 +260,9 @@ export class JobRunner {
     }
     const startedAt = Date.now()
     this.#inFlight++
-    const attempted = destination.attempt(data.b, { attempt, signal: stop, ...(data.u && { urls: data.u }) }).finally(() => {
+    // A URL still answering once another delivered reports its outcome later, to the same trace.
+    const onLate = trace && ((_: number, result: UrlResult) => trace.late(result))
+    const attempted = destination.attempt(data.b, { attempt, signal: stop, ...(data.u && { urls: data.u }), ...(onLate && { onLate }) }).finally(() => {
       this.#inFlight--
       pacer.release()
     })

@@ -27,6 +27,11 @@ class Lane {
   #waiting: Item[] = []
   #head = 0
   readonly active = new Map<object, Item>()
+  /**
+   * The trace of each delivery by its label, while its destination may still speak of it: a URL
+   * still answering when another one delivered reports its outcome after the delivery settled.
+   */
+  readonly #traces = new WeakMap<object, NonNullable<QueuedDelivery['trace']>>()
   retrying = 0
   closed = false
   /** This source's first attempts wait here while its ingest saturates the event loop. */
@@ -67,6 +72,7 @@ class Lane {
       item?.delivery.trace?.retry(attempt, results, delayMs)
       this.queue.log(`${this.source}: attempt ${attempt} failed (${error.message}); retry in ${delayMs} ms`)
     })
+    destination.on('late', ({ payload, ...result }) => this.#traces.get(payload)?.late(result))
   }
 
   get pending(): number {
@@ -109,6 +115,7 @@ class Lane {
     // The object that labels this delivery in the destination's events.
     const label = { type: item.delivery.type }
     this.active.set(label, item)
+    if (item.delivery.trace) this.#traces.set(label, item.delivery.trace)
     void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
       this.active.delete(label)
       this.#unpace(item)

@@ -13,6 +13,11 @@ export interface DeliveryTrace {
   attempt(attempt: number, urls: readonly string[]): void
   retry(attempt: number, results: readonly UrlResult[], delayMs: number): void
   settled(delivered: boolean, results: readonly UrlResult[]): void
+  /**
+   * A URL still answering when another URL accepted the message (`pending` in `settled`'s
+   * results) answered or failed: its outcome. Reported after `settled`; it changes nothing else.
+   */
+  late(result: UrlResult): void
 }
 
 export interface QueuedDelivery {
@@ -26,7 +31,7 @@ export interface QueuedDelivery {
   messageId?: string
   /** Called once with whether it was delivered (memory mode only; for `Dispatch.settled`). */
   onSettled?: (delivered: boolean) => void
-  /** Told of each attempt, retry and the outcome (memory mode). */
+  /** Told of each attempt, retry, the outcome and each late URL outcome (memory mode). */
   trace?: DeliveryTrace
   /**
    * Durable mode: names this delivery's record for the queue's `traces` (see `TraceSink`). It

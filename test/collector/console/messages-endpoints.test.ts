@@ -95,6 +95,34 @@ describe('admin endpoints of the console', () => {
   })
 })
 
+describe('a delivery to several URLs', () => {
+  it('GET /v1/admin/messages: a URL that answers after another accepted the message shows its own status or error, not "still answering"', async () => {
+    const held: Array<() => void> = []
+    const answer = (status: number) => new Promise<Response>((resolve) => held.push(() => resolve(new Response(status < 300 ? 'ok' : 'no', { status }))))
+    const urls = ['https://hooks.test/in', 'https://hooks.test/late-ok', 'https://hooks.test/late-bad']
+    const { collector } = consoleCollector(
+      { sources: [{ writeKey: KEY, name: 'web', webhooks: { enabled: true, urls: urls.map((url) => ({ url })) } }] },
+      (call) => (call.url.endsWith('/in') ? new Response('ok') : answer(call.url.endsWith('-ok') ? 200 : 400)),
+    )
+    await collector.fetch(post({ batch: [track({ event: 'Fan out' })] }))
+    await until(() => collector.stats().pending === 0, 'the delivery settled')
+    const results = async () => (await json(collector, admin('/v1/admin/messages'))).body.messages[0].delivery.attempts[0].results
+    const still = 'still answering (another URL accepted the message)'
+    expect(await results()).toEqual([{ url: urls[0], status: 200 }, { url: urls[1], error: still }, { url: urls[2], error: still }])
+
+    expect(held).toHaveLength(2)
+    for (const release of held) release()
+    const expected = [{ url: urls[0], status: 200 }, { url: urls[1], status: 200 }, { url: urls[2], status: 400, error: expect.stringContaining('answered 400') }]
+    const deadline = Date.now() + 5_000
+    while (JSON.stringify(await results()).includes(still) && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
+    const [record] = (await json(collector, admin('/v1/admin/messages'))).body.messages
+    expect(record.delivery).toMatchObject({ outcome: 'delivered', attempts: [{ attempt: 1, results: expected }] })
+    expect(record.delivery.attempts).toHaveLength(1)
+    // The late 400 is only shown: the message counts as delivered, and nothing is retried.
+    expect(collector.stats()).toMatchObject({ forwarded: 1, failed: 0, retries: 0, pending: 0 })
+  })
+})
+
 describe('messages with integers beyond 2^53', () => {
   it('are answered digit for digit by the messages endpoints (not a 500)', async () => {
     const { collector } = consoleCollector()

@@ -66,6 +66,27 @@ describe('ConsoleRecorder', () => {
     ])
   })
 
+  it("a URL still answering when another delivered shows `still answering`, then its own late outcome; heard before `settled`, it stays", () => {
+    const recorder = new ConsoleRecorder()
+    const urls = ['http://a.test/hook', 'http://b.test/hook', 'http://c.test/hook']
+    const trace = recorder.accepted('web', track('A'), { body: '{}' })
+    trace.attempt(1, urls)
+    trace.late({ url: urls[2], attempt: 1, status: 202 })
+    trace.settled(true, [{ url: urls[0], attempt: 1, status: 200 }, { url: urls[1], attempt: 1, pending: true }, { url: urls[2], attempt: 1, pending: true }])
+    expect(recorder.get('1')!.delivery.attempts[0].results).toEqual([
+      { url: urls[0], status: 200 },
+      { url: urls[1], error: 'still answering (another URL accepted the message)' },
+      { url: urls[2], status: 202 },
+    ])
+    const seen = recorder.version
+    trace.late({ url: urls[1], attempt: 1, status: 400, error: new HttpError(400, 'Bad Request') })
+    const record = recorder.get('1')!
+    expect(record.version).toBeGreaterThan(seen)
+    expect(record.delivery).toMatchObject({ outcome: 'delivered', attempts: [{ results: [{ status: 200 }, { url: urls[1], status: 400, error: 'Bad Request' }, { status: 202 }] }] })
+    // Not an outcome of its own: the chart counted the delivery once.
+    expect(recorder.activity().reduce((n, m) => n + m.delivered + m.failed + m.retrying, 0)).toBe(1)
+  })
+
   it('retries only a failed delivery by hand, continuing the attempt numbers', () => {
     const recorder = new ConsoleRecorder()
     const trace = recorder.accepted('web', track('A'), { body: '{"exact":"bytes"}' })

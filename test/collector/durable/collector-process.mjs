@@ -1,5 +1,5 @@
 // A collector in its own process, for the durable-mode tests. Env: QUEUE (queue server URL),
-// WEBHOOK, SECRET (shared secret), RETRY_WINDOW (ms), DRAIN
+// WEBHOOK, WEBHOOK2 (a second URL, if any), SECRET (shared secret), RETRY_WINDOW (ms), DRAIN
 // (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
 // (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
@@ -14,7 +14,7 @@ const collector = createCollector({
       writeKey: env.WRITE_KEY ?? 'KEY',
       name: 'web',
       webhooks: {
-        urls: [{ url: env.WEBHOOK }],
+        urls: [{ url: env.WEBHOOK }, ...(env.WEBHOOK2 ? [{ url: env.WEBHOOK2 }] : [])],
         ...(env.SECRET && { sharedSecret: env.SECRET }),
         ...(env.RETRY_WINDOW && { retryWindow: Number(env.RETRY_WINDOW) }),
       },

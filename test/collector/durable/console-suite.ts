@@ -133,6 +133,28 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
       }
     }, 60_000)
 
+    it('with two URLs, the one answering after the other accepted the message shows its own status in every console (a late 400), not "still answering"', async () => {
+      // The second URL answers 400 a little after the first one's 200: the attempt has settled.
+      const fast = await startReceiver(() => 200)
+      const slow = await startReceiver(() => 400, () => 300)
+      try {
+        const env = { WEBHOOK: fast.url, WEBHOOK2: slow.url }
+        const [a, b] = await Promise.all([collector(env), collector(env)])
+        await listening(a, b)
+        expect(await send(a.url, batchText(500, 1))).toBe(200)
+        const record = async (c: CollectorProcess) => byMessageId(await messages(c), 'm-500')[0]
+        const answered = [{ url: fast.url, status: 200 }, { url: slow.url, status: 400, error: expect.stringContaining('answered 400') }]
+        for (const c of [a, b]) {
+          await until(async () => (await record(c))?.delivery.attempts[0]?.results[1]?.status === 400, 'the late 400, in each console', 10_000)
+          expect((await record(c)).delivery).toMatchObject({ outcome: 'delivered', attempts: [{ attempt: 1, results: answered }] })
+          expect((await record(c)).delivery.attempts).toHaveLength(1)
+        }
+        expect([fast.attempts.length, slow.attempts.length]).toEqual([1, 1])
+      } finally {
+        await Promise.all([fast.close(), slow.close()])
+      }
+    }, 60_000)
+
     it("a deletion request's payload shows its attempts and outcome in every console, and is retried by hand from another process; an audience sync's identifies are shown as such", async () => {
       let status = 503
       const receiver = await startReceiver((p) => (JSON.parse(p.raw).type === 'delete' ? status : 200))

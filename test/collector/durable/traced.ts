@@ -23,6 +23,7 @@ export async function tracedDeliveryReportsEachAttempt(url: string): Promise<voi
     attempt: (attempt, urls) => calls.push([traceId, 'attempt', attempt, urls]),
     retry: (attempt, results, delayMs) => calls.push([traceId, 'retry', attempt, results.map((r) => r.status), delayMs >= 0]),
     settled: (delivered, results) => calls.push([traceId, 'settled', delivered, results.map((r) => r.status)]),
+    late: (result) => calls.push([traceId, 'late', result.status]),
   })
   const destination = new WebhookDestination({ urls: [{ url: receiver.url }], sharedSecret: SECRET, backoff: { baseMs: 50 } })
   const counters = new SharedState(server)
