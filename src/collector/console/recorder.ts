@@ -211,6 +211,8 @@ export class ConsoleRecorder {
         const number = entry.offset + attempt
         let at = attempts.length
         while (at > 0 && attempts[at - 1].attempt > number) at--
+        // The newest attempt: the retry that was awaited has started (its time is no longer ahead).
+        if (at === attempts.length) delete entry.record.delivery.nextRetryAt
         attempts.splice(at, 0, { attempt: number, at: new Date(this.#now()).toISOString(), results: urls.map((url) => ({ url, error: NO_ANSWER_YET })) })
         if (attempts.length > MAX_ATTEMPTS) attempts.splice(0, attempts.length - MAX_ATTEMPTS)
       }),

@@ -66,6 +66,26 @@ describe('ConsoleRecorder', () => {
     ])
   })
 
+  it('an attempt that starts clears the next retry time it was waiting for (not an earlier attempt heard late)', () => {
+    const { state, now } = clock()
+    const recorder = new ConsoleRecorder({ now })
+    const trace = recorder.accepted('web', track('A'), { body: '{}', traceId: 'p.1' })
+    const url = 'http://a.test/hook'
+    const error503 = new HttpError(503, 'Service Unavailable')
+    trace.attempt(1, [url])
+    trace.retry(1, [{ url, attempt: 1, status: 503, error: error503 }], 2_000)
+    expect(recorder.get('1')!.delivery).toMatchObject({ outcome: 'retrying', nextRetryAt: '2026-11-23T10:00:32.000Z' })
+    state.now += 2_000
+    trace.attempt(2, [url])
+    // Under way: no "next retry" at a time already past.
+    expect(recorder.get('1')!.delivery.nextRetryAt).toBeUndefined()
+    trace.retry(2, [{ url, attempt: 2, status: 503, error: error503 }], 4_000)
+    expect(recorder.get('1')!.delivery.nextRetryAt).toBe('2026-11-23T10:00:36.000Z')
+    // Durable mode: a report of an earlier attempt arriving now leaves the awaited retry's time.
+    recorder.traced('p.1')!.attempt(1, [url])
+    expect(recorder.get('1')!.delivery.nextRetryAt).toBe('2026-11-23T10:00:36.000Z')
+  })
+
   it("a URL still answering when another delivered shows `still answering`, then its own late outcome; heard before `settled`, it stays", () => {
     const recorder = new ConsoleRecorder()
     const urls = ['http://a.test/hook', 'http://b.test/hook', 'http://c.test/hook']
