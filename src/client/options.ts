@@ -5,7 +5,7 @@
  */
 import { ConfigError, type ValidationError } from '../errors.js'
 import { serializeMessage } from '../message/serialize.js'
-import { isPlainObject, describe } from '../message/validate.js'
+import { describe, expected, isPlainObject } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
@@ -118,7 +118,7 @@ function integer(input: ClientOptions<unknown>, name: IntegerOption, min: number
   const value: unknown = input[name]
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new ConfigError(name, `Expected \`${name}\` to be an integer ≥ ${min}, got ${describe(value)}.`)
+    throw expected(ConfigError, name, `an integer ≥ ${min}`, value)
   }
   return value
 }
@@ -127,7 +127,7 @@ function boolean(input: ClientOptions<unknown>, name: 'gzip' | 'debug' | 'plainT
   const value: unknown = input[name]
   if (value === undefined) return fallback
   if (typeof value !== 'boolean') {
-    throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}.`)
+    throw expected(ConfigError, name, 'a boolean', value)
   }
   return value
 }
@@ -136,7 +136,7 @@ function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integration
   const value: unknown = input[name]
   if (value === undefined) return undefined
   if (!isPlainObject(value)) {
-    throw new ConfigError(name, `Expected \`${name}\` to be an object, got ${describe(value)}.`)
+    throw expected(ConfigError, name, 'an object', value)
   }
   return Object.keys(value).length === 0 ? undefined : (value as T)
 }
@@ -151,8 +151,10 @@ export function resolveEndpoint(value: unknown): string {
     // Not a URL: `url` stays undefined.
   }
   // `/v1/batch` is added to the path: after a query or a fragment it would be part of them.
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without a query or fragment, got ${describe(value)}.`)
+  // Credentials have no place in it (fetch refuses them; the write key is the credential). The
+  // error names only the host of a URL: the rest may hold a secret.
+  if (!url || !/^https?:$/.test(url.protocol) || /[?#@]/.test(value as string)) {
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${url ? `one for ${url.origin}` : describe(value)}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')
@@ -170,7 +172,7 @@ function schemas(input: ClientOptions<unknown>): Readonly<Record<string, Standar
     const standard = (schema as Partial<StandardSchemaV1> | null | undefined)?.['~standard']
     if (typeof standard?.validate !== 'function' || standard.version !== 1) {
       const option = `schema[${JSON.stringify(event)}]`
-      throw new ConfigError(option, `Expected \`${option}\` to be a Standard Schema v1 validator (zod, valibot, arktype…), got ${describe(schema)}.`)
+      throw expected(ConfigError, option, 'a Standard Schema v1 validator (zod, valibot, arktype…)', schema)
     }
   }
   return Object.freeze({ ...map }) as Readonly<Record<string, StandardSchemaV1>>
@@ -178,10 +180,10 @@ function schemas(input: ClientOptions<unknown>): Readonly<Record<string, Standar
 
 export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> = {}): ResolvedOptions {
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
-    throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describe(writeKey)}.`)
+    throw expected(ConfigError, 'writeKey', 'a non-empty string', writeKey)
   }
   if (!isPlainObject(input)) {
-    throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(input)}.`)
+    throw expected(ConfigError, 'options', 'an object', input)
   }
   for (const key of Object.keys(input)) {
     if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
@@ -193,12 +195,12 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   }
   const fetch: unknown = input.fetch
   if (fetch !== undefined && typeof fetch !== 'function') {
-    throw new ConfigError('fetch', `Expected \`fetch\` to be a function, got ${describe(fetch)}.`)
+    throw expected(ConfigError, 'fetch', 'a function', fetch)
   }
   const minRetryDelay = integer(input, 'minRetryDelay', 0)
   const maxRetryDelay = integer(input, 'maxRetryDelay', 0)
   if (maxRetryDelay < minRetryDelay) {
-    throw new ConfigError('maxRetryDelay', `Expected \`maxRetryDelay\` to be ≥ \`minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\`.`)
+    throw expected(ConfigError, 'maxRetryDelay', `≥ \`minRetryDelay\` (${minRetryDelay})`, maxRetryDelay)
   }
   const base = resolveEndpoint(input.endpoint)
   const context = object<JsonObject>(input, 'context')

@@ -51,6 +51,10 @@ export function describe(value: unknown): string {
   return `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name}`
 }
 
+/** ``Expected `name` to be what, got …``: how a bad value is named, in a `ConfigError` or a `ValidationError`. */
+export const expected = <E>(Kind: new (name: string, message: string) => E, name: string, what: string, value: unknown): E =>
+  new Kind(name, `Expected \`${name}\` to be ${what}, got ${describe(value)}.`)
+
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
 const twoDigits = (text: string, at: number): number => (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48
@@ -98,7 +102,7 @@ export function validateMessage(type: MessageType, message: unknown): asserts me
   for (const [field, text] of REQUIRED[type]) {
     if (!nonEmptyString(message[field])) {
       if (message[field] !== undefined && message[field] !== '' && message[field] !== null) {
-        throw new ValidationError(field, `${text} Expected \`${field}\` to be a non-empty string, got ${describe(message[field])}.`)
+        throw new ValidationError(field, `${text} ${expected(ValidationError, field, 'a non-empty string', message[field]).message}`)
       }
       throw new ValidationError(field, text)
     }
@@ -106,7 +110,7 @@ export function validateMessage(type: MessageType, message: unknown): asserts me
   for (const field of OPTIONAL_STRINGS) {
     const value = message[field]
     if (value !== undefined && typeof value !== 'string') {
-      throw new ValidationError(field, `Expected \`${field}\` to be a string, got ${describe(value)}.`)
+      throw expected(ValidationError, field, 'a string', value)
     }
   }
   if (type !== 'alias' && !nonEmptyString(message.userId) && !nonEmptyString(message.anonymousId)) {
@@ -115,16 +119,13 @@ export function validateMessage(type: MessageType, message: unknown): asserts me
   for (const field of OPTIONAL_OBJECTS) {
     const value = message[field]
     if (value !== undefined && !isPlainObject(value)) {
-      throw new ValidationError(field, `Expected \`${field}\` to be an object, got ${describe(value)}.`)
+      throw expected(ValidationError, field, 'an object', value)
     }
   }
   if (message.messageId === '') {
-    throw new ValidationError('messageId', 'Expected `messageId` to be a non-empty string, got `""`.')
+    throw expected(ValidationError, 'messageId', 'a non-empty string', '')
   }
   if (message.timestamp !== undefined && !isValidTimestamp(message.timestamp)) {
-    throw new ValidationError(
-      'timestamp',
-      `Expected \`timestamp\` to be a valid Date or ISO 8601 string, got ${describe(message.timestamp)}.`,
-    )
+    throw expected(ValidationError, 'timestamp', 'a valid Date or ISO 8601 string', message.timestamp)
   }
 }

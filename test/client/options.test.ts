@@ -154,10 +154,10 @@ describe('invalid option values throw ConfigError naming the option and the valu
   cases.push(['fetch', 'fetch', '"fetch"'])
   cases.push(['fetch', null, 'null'])
   cases.push(['endpoint', 'not a url', '"not a url"'])
-  cases.push(['endpoint', 'ftp://collector.test', '"ftp://collector.test"'])
+  cases.push(['endpoint', 'ftp://collector.test', 'one for ftp://collector.test'])
   cases.push(['endpoint', '', '""'])
   cases.push(['endpoint', 42, '42'])
-  cases.push(['endpoint', 'https://collector.test/?region=eu', 'without a query'])
+  cases.push(['endpoint', 'https://collector.test/?region=eu', 'a query'])
   cases.push(['endpoint', 'https://collector.test/#eu', 'or fragment'])
 
   it.each(cases)('%s = %j', (name, value, shown) => {
@@ -252,6 +252,20 @@ describe('endpoint', () => {
     expect(() => resolveOptions('key', { endpoint })).toThrow(
       new ConfigError('endpoint', `Expected \`endpoint\` to be the base URL (\`/v1/batch\` is added): pass \`'${base}'\`, not \`'${endpoint}'\`.`),
     )
+  })
+
+  // Accepted before: fetch refused every batch, the Node transport dropped the credentials, and the
+  // password was printed in full by DEBUG lines, errors and console.error.
+  it.each([
+    ['https://user:PASSWORD_1234@collector.test', 'https://collector.test'],
+    ['https://:PASSWORD_1234@collector.test:8443/base', 'https://collector.test:8443'],
+    ['https://collector.test/?writeKey=KEY_SECRET_1234', 'https://collector.test'],
+    ['https://collector.test/#KEY_SECRET_1234', 'https://collector.test'],
+    ['https://collector.test/?', 'https://collector.test'],
+  ])('refuses %s (credentials, a query or a fragment), naming only its origin', (endpoint, host) => {
+    const error = configError(() => resolveOptions('key', { endpoint }))
+    expect(error.option).toBe('endpoint')
+    expect(error.message).toBe(`Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got one for ${host}.`)
   })
 
   it('tolerates a trailing slash on the wire', async () => {
