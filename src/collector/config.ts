@@ -236,10 +236,10 @@ function resolveSettingsStore(input: unknown): SettingsStore | undefined {
   const store = (typeof input === 'object' && input !== null ? input : {}) as Partial<SettingsStore>
   const optional = (f: unknown) => f === undefined || typeof f === 'function'
   if (
-    typeof store.save !== 'function' || !optional(store.load) || !optional(store.watch) ||
+    typeof store.save !== 'function' || !optional(store.load) || !optional(store.watch) || !optional(store.saveIf) ||
     typeof store.durable !== 'boolean' || !['memory', 'file', 'queue'].includes(store.kind as string)
   ) {
-    fail('settings', "a settings store { kind: 'memory' | 'file' | 'queue', durable, save, load?, watch? }", input)
+    fail('settings', "a settings store { kind: 'memory' | 'file' | 'queue', durable, save, load?, watch?, saveIf? }", input)
   }
   return store as SettingsStore
 }

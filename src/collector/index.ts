@@ -15,7 +15,7 @@ export type {
   SourceWebhooksConfig,
   WebhookUrlConfig,
 } from './config.js'
-export type { SettingsStore, SourceView } from './console/settings.js'
+export type { SavedIf, SettingsStore, SourceView } from './console/settings.js'
 export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin/requests.js'
 export type { AcceptedBatch } from './ingest/accept.js'
 export { integrationEnabled, WEBHOOKS_INTEGRATION } from './ingest/routing.js'

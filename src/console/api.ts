@@ -16,18 +16,25 @@ export class ApiFailure extends Error {
   }
 }
 
+interface CallInit {
+  method?: string
+  body?: unknown
+  headers?: Record<string, string>
+}
+
 let token = ''
 
 export const setToken = (value: string) => {
   token = value
 }
 
-function request(path: string, init: { method?: string; body?: unknown }): Promise<Response> {
+function request(path: string, init: CallInit): Promise<Response> {
   return fetch(`/${path}`, {
     method: init.method ?? 'GET',
     headers: {
       authorization: `Bearer ${token}`,
       ...(init.body !== undefined && { 'content-type': 'application/json' }),
+      ...init.headers,
     },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
     cache: 'no-store',
@@ -74,7 +81,7 @@ function parseAnswer(text: string): unknown {
 }
 
 /** Calls `path` (relative to the collector's root) and returns its JSON; throws `ApiFailure`. */
-export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function api<T>(path: string, init: CallInit = {}): Promise<T> {
   const response = await request(path, init)
   if (!response.ok) throw await failure(response)
   const text = await response.text()

@@ -2,7 +2,9 @@
  * One source's Webhooks settings: up to five URLs with static headers (values shown masked: a line
  * left as it is keeps its value, a new value replaces it), the shared secret (shown masked; replace
  * or remove it) and the on/off toggle. The collector validates (the config's own
- * rules and messages); an error is shown next to the field it names and nothing changes.
+ * rules and messages); an error is shown next to the field it names and nothing changes. A save
+ * carries the version the panel shows (`If-Match`): settings changed elsewhere meanwhile are not
+ * overwritten (409); the panel says so and shows them as they are now.
  */
 import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
 import { h, replace, uid } from './dom.js'
@@ -30,6 +32,9 @@ function parseHeaders(text: string): Record<string, string> {
   return headers
 }
 
+/** Said after a 409. */
+const NOT_SAVED = 'These settings were changed elsewhere (in another tab, by another admin or through another collector process) since this page read them, so your change was not saved.'
+
 function fieldError(): HTMLElement {
   return h('p', { class: 'field-error', id: uid('err'), hidden: true })
 }
@@ -42,16 +47,19 @@ function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement,
 }
 
 export function sourcePanel(source: SourceView, settings: SourcesAnswer['settings']): HTMLElement {
-  const rows: UrlRow[] = []
+  const path = `v1/admin/sources/${encodeURIComponent(source.name)}/webhooks`
+  let version = source.version
+  let rows: UrlRow[] = []
   const list = h('div', { class: 'urls' })
   const listError = fieldError()
   const enabled = h('input', { type: 'checkbox', id: uid('enabled') })
-  enabled.checked = source.webhooks.enabled
-  const secretShown = h('span', {}, source.webhooks.sharedSecret ?? 'not set')
+  const secretShown = h('span', {})
   const secretInput = h('input', { type: 'password', id: uid('secret'), autocomplete: 'off' })
   const removeSecret = h('input', { type: 'checkbox', id: uid('nosecret') })
   const secretError = fieldError()
   const formError = fieldError()
+  // What concerns the whole form (a 409 among them) is announced.
+  formError.setAttribute('role', 'alert')
   const status = h('p', { role: 'status', class: 'status' })
 
   function renderRows(): void {
@@ -69,6 +77,29 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
     const headers = h('textarea', { id: uid('headers'), rows: 2, placeholder: 'X-Name: value' })
     headers.value = headerText(setting.headers)
     rows.push({ url, headers, urlError: fieldError(), headersError: fieldError() })
+  }
+
+  /** Shows `view` (the settings as the collector has them now), dropping what was typed. */
+  function fill(view: SourceView): void {
+    version = view.version
+    enabled.checked = view.webhooks.enabled
+    secretShown.textContent = view.webhooks.sharedSecret ?? 'not set'
+    secretInput.value = ''
+    removeSecret.checked = false
+    rows = []
+    for (const setting of view.webhooks.urls) addRow(setting)
+    renderRows()
+  }
+
+  /** After a 409: the settings as they are now, and why the change was not saved. */
+  async function reload(): Promise<void> {
+    try {
+      fill((await api<{ source: SourceView }>(path)).source)
+      place(undefined, `${NOT_SAVED} They are shown again as they are now: make your change again, then save.`)
+    } catch (error) {
+      if (!(error instanceof ApiFailure)) throw error
+      place(undefined, `${NOT_SAVED} Reading them again failed (${error.problem.message}): reload the page.`)
+    }
   }
 
   function clearErrors(form: HTMLElement): void {
@@ -111,7 +142,8 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
     if (removeSecret.checked) body.sharedSecret = null
     else if (secretInput.value !== '') body.sharedSecret = secretInput.value
     try {
-      const answer = await api<{ source: SourceView; persisted: boolean }>(`v1/admin/sources/${encodeURIComponent(source.name)}/webhooks`, { method: 'PUT', body })
+      const answer = await api<{ source: SourceView; persisted: boolean }>(path, { method: 'PUT', body, headers: { 'if-match': `"${version}"` } })
+      version = answer.source.version
       secretInput.value = ''
       removeSecret.checked = false
       secretShown.textContent = answer.source.webhooks.sharedSecret ?? 'not set'
@@ -123,12 +155,11 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
       status.textContent = answer.persisted ? 'Saved.' : 'Saved (in memory only: lost on restart).'
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
-      place(error.problem.field, error.problem.message)
+      if (error.problem.status === 409) await reload()
+      else place(error.problem.field, error.problem.message)
     }
   }
 
-  for (const setting of source.webhooks.urls) addRow(setting)
-  renderRows()
   const form: HTMLFormElement = h('form', { class: 'settings', onsubmit: (event: Event) => void save(event) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
     h('p', { class: 'muted' }, 'Header values are shown masked: leave one as it is to keep it, or type a new value.'),
@@ -141,6 +172,7 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
     h('button', { type: 'submit' }, 'Save settings'),
     status,
   )
+  fill(source)
   const headingId = uid('source')
   return h('section', { class: 'source', 'aria-labelledby': headingId },
     h('h3', { id: headingId }, `Source ${source.name}`),

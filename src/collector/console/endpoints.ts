@@ -3,7 +3,9 @@
  * the console too (README, "Admin endpoints"):
  *
  * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
- * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`
+ * - `GET  /v1/admin/sources/{name}/webhooks`   one source's, with its version as `ETag`
+ * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`;
+ *                                              with `If-Match`, only if still of that version (else 409)
  * - `GET  /v1/admin/messages?since=&boot=&type=&event=&source=&origin=&limit=`  recent messages (and
  *                                              deletion / audience payloads) and their deliveries
  * - `GET  /v1/admin/messages/stream?since=&boot=&type=&event=&source=&origin=`  the same, as Server-Sent Events
@@ -19,6 +21,7 @@ import { readBodyText } from '../http/read-body.js'
 import type { ConsoleRecorder, MessageRecord } from './recorder.js'
 import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
+import { etag } from './versions.js'
 
 export interface ConsoleContext {
   adminToken: string
@@ -105,10 +108,15 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   }
   const settings = SETTINGS.exec(path)
   if (settings) {
-    only('PUT', request, path)
+    if (request.method === 'GET') {
+      const source = context.settings.viewOf(sourceName(settings[1], path))
+      return jsonResponse(200, { source }, { etag: etag(source.version) })
+    }
+    if (request.method !== 'PUT') throw methodNotAllowed(request.method, path, 'GET, PUT')
     const { value: body } = parseJson(await readBodyText(request))
-    const { source, persisted } = await context.settings.update(sourceName(settings[1], path), body)
-    return jsonResponse(200, { success: true, source, persisted })
+    const ifMatch = request.headers.get('if-match') ?? undefined
+    const { source, persisted } = await context.settings.update(sourceName(settings[1], path), body, ifMatch)
+    return jsonResponse(200, { success: true, source, persisted }, { etag: etag(source.version) })
   }
   if (path === '/v1/admin/messages') {
     only('GET', request, path)

@@ -18,7 +18,7 @@ import type { SharedConsole } from './shared.js'
 import { MessageStreams } from './stream.js'
 
 export type { ConsoleContext } from './endpoints.js'
-export type { SettingsStore, SourceView } from './settings.js'
+export type { SavedIf, SettingsStore, SourceView } from './settings.js'
 export { memorySettings } from './settings.js'
 export { ConsoleRecorder } from './recorder.js'
 export { shareConsole, type SharedConsole } from './shared.js'

@@ -3,7 +3,9 @@
  * exactly as the config is (`resolveSourceWebhooks` and the destination's own rules: the same
  * option paths and messages), kept by the settings store, then applied: the next message goes to
  * the new destination, without a restart. Secrets, static header values and write keys are shown
- * masked; a masked value sent back keeps the value it stands for (./masked.ts).
+ * masked; a masked value sent back keeps the value it stands for (./masked.ts). Each source's
+ * settings have a version (./versions.ts): a change sent with `If-Match` is refused (409) when
+ * they changed since they were read, here or, with a shared store, through another process.
  */
 import { ConfigError, isConfigError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
@@ -11,6 +13,7 @@ import type { WebhookDestination } from '../../webhooks/index.js'
 import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
 import { HttpProblem, notFound } from '../http/errors.js'
 import { mask, maskHeaders, unmask } from './masked.js'
+import { etag, fingerprint, ifMatches } from './versions.js'
 
 /**
  * Where settings changed in the console are kept. A store shared by several collector processes
@@ -27,7 +30,18 @@ export interface SettingsStore {
   load?(): Promise<Record<string, SourceWebhooksConfig>>
   /** Calls `onChange` with each change another process saves; returns what stops watching. */
   watch?(onChange: (source: string, webhooks: SourceWebhooksConfig) => void): () => void
+  /**
+   * A shared store's compare-and-set, for a change sent with `If-Match`: keeps `webhooks` only if
+   * the store still holds `previous` for the source (the settings this process last had from it,
+   * by `load`, `watch` or its own save; `undefined`: none saved), in one atomic step. Without it,
+   * the version is checked against this process's settings only, which another process's change
+   * reaches a moment later. May throw.
+   */
+  saveIf?(source: string, webhooks: SourceWebhooksConfig, previous: SourceWebhooksConfig | undefined): Promise<SavedIf>
 }
+
+/** What `saveIf` did: kept the settings, or not, since the store holds others now (`held`). */
+export type SavedIf = { kept: true; durable: boolean } | { kept: false; held: SourceWebhooksConfig | undefined }
 
 /** The embedded default: settings live in this process only. */
 export const memorySettings: SettingsStore = { kind: 'memory', durable: false, save: async () => false }
@@ -36,6 +50,8 @@ export interface SourceView {
   name: string
   /** Masked: its last four characters at most. */
   writeKey: string
+  /** The settings' version (./versions.ts): sent back in `If-Match` as `"<version>"`. */
+  version: string
   /** Header values and the shared secret masked, like the write key. */
   webhooks: { enabled: boolean; urls: WebhookUrlConfig[]; sharedSecret: string | null }
 }
@@ -54,6 +70,9 @@ export interface SettingsHost {
 export class SourceSettings {
   readonly #host: SettingsHost
   readonly #current: Array<SourceWebhooksConfig | undefined>
+  /** What the store last gave or took for each source (`undefined`: nothing yet): `saveIf`'s `previous`. */
+  readonly #stored: Array<SourceWebhooksConfig | undefined>
+  readonly #report: (error: unknown) => void
   #writes: Promise<unknown> = Promise.resolve()
 
   readonly #stopWatching: (() => void) | undefined
@@ -64,6 +83,8 @@ export class SourceSettings {
   constructor(host: SettingsHost, readonly store: SettingsStore, report: (error: unknown) => void = () => {}) {
     this.#host = host
     this.#current = host.sources.map((s) => s.webhooks)
+    this.#stored = host.sources.map(() => undefined)
+    this.#report = report
     const adopt = (name: string, webhooks: SourceWebhooksConfig) => {
       try {
         this.#adopt(name, webhooks)
@@ -93,6 +114,11 @@ export class SourceSettings {
     return this.#host.sources.map((source, i) => this.#view(i))
   }
 
+  /** One source's settings; a 404 when no source has that name. */
+  viewOf(name: string): SourceView {
+    return this.#view(this.#indexOf(name))
+  }
+
   get notice(): string | undefined {
     return this.store.durable ? undefined : 'Settings changed here are kept in memory only: they will not survive a restart of the collector.'
   }
@@ -101,17 +127,19 @@ export class SourceSettings {
    * Validates `input` (`{ enabled?, urls?, sharedSecret? }`; `sharedSecret` absent keeps the
    * current one, `null` removes it; a masked value as shown, the secret's or a header's, keeps
    * the value it stands for) for source `name`, keeps it and applies it. A 400 naming the field
-   * (the config's path and message) changes nothing.
+   * (the config's path and message) changes nothing. With `ifMatch` (an `If-Match` header), a 409
+   * when the settings are no longer of that version; without it, the change applies to whatever
+   * they are now.
    */
-  update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
-    const next = this.#writes.then(() => this.#update(name, input))
+  update(name: string, input: unknown, ifMatch?: string): Promise<{ source: SourceView; persisted: boolean }> {
+    const next = this.#writes.then(() => this.#update(name, input, ifMatch))
     this.#writes = next.catch(() => {})
     return next
   }
 
-  async #update(name: string, input: unknown): Promise<{ source: SourceView; persisted: boolean }> {
-    const index = this.#host.sources.findIndex((s) => s.name === name)
-    if (index === -1) throw notFound(`/v1/admin/sources/${name}`, `No source is named ${JSON.stringify(name)}.`)
+  async #update(name: string, input: unknown, ifMatch: string | undefined): Promise<{ source: SourceView; persisted: boolean }> {
+    const index = this.#indexOf(name)
+    if (ifMatch !== undefined && !ifMatches(ifMatch, this.#view(index).version)) throw this.#changed(index)
     const at = `sources[${index}].webhooks`
     if (!isPlainObject(input)) throw invalid(new ConfigError(at, `Expected \`${at}\` to be an object { enabled?, urls, sharedSecret? }, got ${describe(input)}.`))
     for (const key of Object.keys(input)) {
@@ -129,15 +157,50 @@ export class SourceSettings {
     } catch (error) {
       throw isConfigError(error) ? invalid(error) : error
     }
-    const persisted = await this.store.save(this.#host.sources[index].name, webhooks)
+    const persisted = await this.#save(index, webhooks, ifMatch !== undefined)
+    this.#stored[index] = webhooks
     this.#apply(index, webhooks, destination)
     return { source: this.#view(index), persisted }
+  }
+
+  /** Keeps `webhooks` in the store; `conditional`: only if no other process changed them (`saveIf`). */
+  async #save(index: number, webhooks: SourceWebhooksConfig, conditional: boolean): Promise<boolean> {
+    const { name } = this.#host.sources[index]
+    if (!conditional || this.store.saveIf === undefined) return this.store.save(name, webhooks)
+    const saved = await this.store.saveIf(name, webhooks, this.#stored[index])
+    if (saved.kept) return saved.durable
+    // Changed through another process, whose notice has not come yet: applied now, so that the
+    // settings read again are those.
+    this.#stored[index] = saved.held
+    if (saved.held !== undefined) {
+      try {
+        this.#adopt(name, saved.held)
+      } catch (error) {
+        this.#report(error)
+      }
+    }
+    throw this.#changed(index)
+  }
+
+  #changed(index: number): HttpProblem {
+    const { name } = this.#host.sources[index]
+    const { version } = this.#view(index)
+    return new HttpProblem(409, 'CONFLICT',
+      `The Webhooks settings of source ${JSON.stringify(name)} changed since they were read (in another tab, by another admin or through another collector process); nothing was saved. Read them again and make the change on them.`,
+      { headers: { etag: etag(version) } })
+  }
+
+  #indexOf(name: string): number {
+    const index = this.#host.sources.findIndex((s) => s.name === name)
+    if (index === -1) throw notFound(`/v1/admin/sources/${name}`, `No source is named ${JSON.stringify(name)}.`)
+    return index
   }
 
   /** Applies settings saved elsewhere (the store's): checked as the config is; a `ConfigError` changes nothing. */
   #adopt(name: string, webhooks: SourceWebhooksConfig): void {
     const index = this.#host.sources.findIndex((s) => s.name === name)
     if (index === -1) return // A source this process does not serve.
+    this.#stored[index] = webhooks
     this.#apply(index, webhooks, this.#build(index, webhooks))
   }
 
@@ -157,15 +220,12 @@ export class SourceSettings {
     const { name, writeKey } = this.#host.sources[index]
     const webhooks = this.#current[index] ?? {}
     const urls = webhooks.urls ?? []
-    return {
-      name,
-      writeKey: mask(writeKey),
-      webhooks: {
-        enabled: webhooks.enabled ?? urls.length > 0,
-        urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: maskHeaders(u.headers) }) })),
-        sharedSecret: webhooks.sharedSecret === undefined ? null : mask(webhooks.sharedSecret),
-      },
+    const shown = {
+      enabled: webhooks.enabled ?? urls.length > 0,
+      urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: maskHeaders(u.headers) }) })),
+      sharedSecret: webhooks.sharedSecret === undefined ? null : mask(webhooks.sharedSecret),
     }
+    return { name, writeKey: mask(writeKey), version: fingerprint(JSON.stringify(shown)), webhooks: shown }
   }
 }
 

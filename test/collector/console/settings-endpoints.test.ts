@@ -33,8 +33,8 @@ describe('admin endpoints of the console', () => {
     expect(body).toEqual({
       settings: { store: 'memory', durable: false, notice: expect.stringContaining('will not survive a restart') },
       sources: [
-        { name: 'web', writeKey: '••••', webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }], sharedSecret: '••••7890' } },
-        { name: 'app', writeKey: '••••', webhooks: { enabled: false, urls: [], sharedSecret: null } },
+        { name: 'web', writeKey: '••••', version: expect.stringMatching(/^[0-9a-f]{16}$/), webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }], sharedSecret: '••••7890' } },
+        { name: 'app', writeKey: '••••', version: expect.stringMatching(/^[0-9a-f]{16}$/), webhooks: { enabled: false, urls: [], sharedSecret: null } },
       ],
     })
     expect(JSON.stringify(body)).not.toContain(SECRET)

@@ -30,10 +30,10 @@ export function consoleCollector(overrides: Partial<CollectorConfig> = {}, respo
   return { collector, calls: receiver.calls }
 }
 
-export function admin(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Request {
+export function admin(path: string, init: { method?: string; body?: unknown; token?: string; headers?: Record<string, string> } = {}): Request {
   return new Request(`http://collector.test${path}`, {
     method: init.method ?? 'GET',
-    headers: { authorization: `Bearer ${init.token ?? TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${init.token ?? TOKEN}`, 'content-type': 'application/json', ...init.headers },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
   })
 }

@@ -2,7 +2,8 @@
  * The console with a queue server, run once per server (Redis, PostgreSQL) against the same code:
  * collector processes (collector-process.mjs, on dist/) sharing one real server. Settings changed
  * through one process's admin endpoint reach the others and survive a restart (a masked header
- * value or secret sent back keeps the real one, in the server too); a delivery
+ * value or secret sent back keeps the real one, in the server too; a change made from settings
+ * read before another process's change is refused, 409, by every process); a delivery
  * accepted by one process and attempted by another shows its attempts in both consoles, and so
  * do a deletion request's and an audience sync's payloads.
  */
@@ -24,10 +25,10 @@ interface MessageRecord {
   delivery: { outcome: string; reason?: string; attempts: Array<{ attempt: number; results: Array<{ url: string; status?: number; error?: string }> }> }
 }
 
-function request(collector: CollectorProcess, path: string, init: { method?: string; body?: unknown } = {}) {
+function request(collector: CollectorProcess, path: string, init: { method?: string; body?: unknown; ifMatch?: string } = {}) {
   return fetch(`${collector.url}${path}`, {
     method: init.method ?? 'GET',
-    headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json', ...(init.ifMatch && { 'if-match': init.ifMatch }) },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
   })
 }
@@ -35,9 +36,10 @@ function request(collector: CollectorProcess, path: string, init: { method?: str
 async function sources(collector: CollectorProcess) {
   const answer = (await (await request(collector, '/v1/admin/sources')).json()) as {
     settings: { store: string; durable: boolean; notice?: string }
-    sources: Array<{ name: string; webhooks: { enabled: boolean; urls: Array<{ url: string; headers?: Record<string, string> }>; sharedSecret: string | null } }>
+    sources: Array<{ name: string; version: string; webhooks: { enabled: boolean; urls: Array<{ url: string; headers?: Record<string, string> }>; sharedSecret: string | null } }>
   }
-  return { settings: answer.settings, web: answer.sources.find((s) => s.name === 'web')!.webhooks }
+  const web = answer.sources.find((s) => s.name === 'web')!
+  return { settings: answer.settings, web: web.webhooks, version: `"${web.version}"` }
 }
 
 async function messages(collector: CollectorProcess): Promise<MessageRecord[]> {
@@ -203,6 +205,8 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
       try {
         const [a, b] = await Promise.all([collector({ WEBHOOK: before.url }), collector({ WEBHOOK: before.url })])
         expect((await sources(a)).settings).toEqual({ store: 'queue', durable: true })
+        const stale = (await sources(b)).version
+        expect((await sources(a)).version).toBe(stale)
         const change = { urls: [{ url: after.url, headers: { 'X-Team': 'growth' } }], sharedSecret: NEW_SECRET }
         const put = await request(a, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: change })
         expect(put.status).toBe(200)
@@ -211,8 +215,15 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         await until(async () => (await sources(b)).web.urls[0]?.url === after.url, 'B to apply the change')
         const shown = { enabled: true, urls: [{ url: after.url, headers: { 'X-Team': '••••' } }], sharedSecret: `••••${NEW_SECRET.slice(-4)}` }
         expect((await sources(b)).web).toEqual(shown)
+        // A change made from the settings read before (a stale tab) is refused by either process, and changes nothing.
+        for (const c of [a, b]) {
+          const refused = await request(c, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: { enabled: false }, ifMatch: stale })
+          expect(refused.status).toBe(409)
+          expect(await refused.json()).toMatchObject({ error: { code: 'CONFLICT' } })
+        }
+        expect((await sources(a)).web).toEqual(shown)
         // B is sent back its settings as read, masked: it keeps the values they stand for, and so does the server.
-        const again = await request(b, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: shown })
+        const again = await request(b, '/v1/admin/sources/web/webhooks', { method: 'PUT', body: shown, ifMatch: (await sources(b)).version })
         expect(await again.json()).toMatchObject({ success: true, persisted: true, source: { webhooks: shown } })
         // Only B takes jobs now: its next message goes to the new URL, with the header, signed with the new secret.
         await stop(a)

@@ -1,0 +1,94 @@
+/**
+ * The console's settings forms in real Chromium, against a real collector on a loopback port: two
+ * tabs editing the same source (the stale one is told its change was not saved, and shown the
+ * settings as they are now, instead of undoing the other's).
+ */
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
+import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+
+const TOKEN = 'settings-admin-token-0123456789'
+const HOOK = 'https://receiver.test/hook'
+
+let browser: Chromium
+let collector: Collector
+let server: CollectorServer
+const pageErrors: string[] = []
+
+beforeAll(async () => {
+  collector = createCollector({
+    sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: HOOK }] } }],
+    adminToken: TOKEN,
+    fetch: async () => new Response('ok'),
+  })
+  server = await startServer(collector, { port: 0 })
+  browser = await launchChromium()
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await collector?.close(0)
+})
+
+const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
+
+async function signedIn(): Promise<Page> {
+  const page = await browser.context.newPage()
+  page.on('pageerror', (error) => pageErrors.push(error.message))
+  await page.goto(`${server.url}/console`)
+  await page.getByLabel('Admin token').fill(TOKEN)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await source(page).waitFor()
+  return page
+}
+
+const source = (page: Page) => page.getByRole('region', { name: 'Source web' })
+
+async function settings(): Promise<{ enabled: boolean; urls: Array<{ url: string; headers?: Record<string, string> }>; sharedSecret: string | null }> {
+  const response = await fetch(`${server.url}/v1/admin/sources/web/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  return ((await response.json()) as { source: { webhooks: Awaited<ReturnType<typeof settings>> } }).source.webhooks
+}
+
+describe('the settings forms', () => {
+  it("two tabs: the stale one does not undo the other's change; it says so and shows the settings as they are now", async () => {
+    const [a, b] = [await signedIn(), await signedIn()]
+    // B adds a URL with a credential header, and saves.
+    await source(b).getByRole('button', { name: 'Add URL' }).click()
+    await source(b).getByLabel('URL 2', { exact: true }).fill('https://added.test/by-b')
+    await source(b).getByLabel('Headers for URL 2').fill('Authorization: Bearer b-credential-9876')
+    await source(b).getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source(b).getByRole('status').textContent()).toMatch(/^Saved/)
+    const afterB = { enabled: true, urls: [{ url: HOOK }, { url: 'https://added.test/by-b', headers: { Authorization: '••••9876' } }], sharedSecret: null }
+    expect(await settings()).toEqual(afterB)
+
+    // A, opened before, turns forwarding off: refused; B's URL and header stay.
+    await source(a).getByLabel('Forward to webhooks').uncheck()
+    await source(a).getByRole('button', { name: 'Save settings' }).click()
+    const alert = source(a).getByRole('alert')
+    await eventually(() => alert.textContent()).toContain('changed elsewhere')
+    expect(await alert.textContent()).toContain('your change was not saved')
+    expect(await source(a).getByRole('status').textContent()).toBe('')
+    expect(await settings()).toEqual(afterB)
+    // A now shows the settings as they are: B's URL and masked header, forwarding on.
+    expect(await source(a).getByLabel('URL 2', { exact: true }).inputValue()).toBe('https://added.test/by-b')
+    expect(await source(a).getByLabel('Headers for URL 2').inputValue()).toBe('Authorization: ••••9876')
+    expect(await source(a).getByLabel('Forward to webhooks').isChecked()).toBe(true)
+
+    // Made again on them, A's change is saved, and B's URL and header are kept.
+    await source(a).getByLabel('Forward to webhooks').uncheck()
+    await source(a).getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source(a).getByRole('status').textContent()).toMatch(/^Saved/)
+    expect(await source(a).locator('.field-error[role=alert]').isHidden()).toBe(true)
+    expect(await settings()).toEqual({ ...afterB, enabled: false })
+    // And B, now the stale one, is refused in turn.
+    await source(b).getByLabel('New shared secret').fill('a-secret-typed-in-b')
+    await source(b).getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source(b).getByRole('alert').textContent()).toContain('your change was not saved')
+    expect(await source(b).getByLabel('Forward to webhooks').isChecked()).toBe(false)
+    expect(await source(b).getByLabel('New shared secret').inputValue()).toBe('')
+    await Promise.all([a.close(), b.close()])
+    expect(pageErrors).toEqual([])
+  })
+})
