@@ -47,7 +47,7 @@ function show(answer: SourcesAnswer): void {
   replace(root,
     h('section', { 'aria-labelledby': 'sources-heading' },
       h('h2', { id: 'sources-heading' }, 'Sources and the Webhooks destination'),
-      ...answer.sources.map((source) => sourcePanel(source, answer.settings))),
+      ...answer.sources.map((source, index) => sourcePanel(source, index, answer.settings))),
     chart.element,
     live.element,
     actionsView(answer.sources, live.show),

@@ -20,14 +20,22 @@ function headerText(headers: Record<string, string> | undefined): string {
   return Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n')
 }
 
-/** `Name: value` lines → headers; a line without a colon is an error naming the line. */
-function parseHeaders(text: string): Record<string, string> {
+/**
+ * `Name: value` lines → headers; a line without a colon is an error naming the line. A name given
+ * twice (in any case) cannot be sent as an object: refused here with the collector's own message
+ * (`option`: the field's path, `sources[0].webhooks.urls[1].headers`).
+ */
+function parseHeaders(text: string, option: string): Record<string, string> {
   const headers: Record<string, string> = {}
+  const seen = new Set<string>()
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return
     const colon = line.indexOf(':')
     if (colon <= 0) throw new Error(`Expected \`Name: value\` on line ${i + 1}, got "${line}".`)
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim()
+    const name = line.slice(0, colon).trim()
+    if (seen.has(name.toLowerCase())) throw new Error(`Header \`${name}\` appears twice in \`${option}\` (names are case-insensitive).`)
+    seen.add(name.toLowerCase())
+    headers[name] = line.slice(colon + 1).trim()
   })
   return headers
 }
@@ -46,7 +54,8 @@ function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement,
   target.setAttribute('aria-describedby', error.id)
 }
 
-export function sourcePanel(source: SourceView, settings: SourcesAnswer['settings']): HTMLElement {
+/** `index`: the source's place in the config (`sources[index]` in the collector's messages). */
+export function sourcePanel(source: SourceView, index: number, settings: SourcesAnswer['settings']): HTMLElement {
   const path = `v1/admin/sources/${encodeURIComponent(source.name)}/webhooks`
   let version = source.version
   let rows: UrlRow[] = []
@@ -129,7 +138,7 @@ export function sourcePanel(source: SourceView, settings: SourcesAnswer['setting
     const urls: UrlSetting[] = []
     for (const [i, row] of rows.entries()) {
       try {
-        const headers = parseHeaders(row.headers.value)
+        const headers = parseHeaders(row.headers.value, `sources[${index}].webhooks.urls[${i}].headers`)
         urls.push(Object.keys(headers).length > 0 ? { url: row.url.value.trim(), headers } : { url: row.url.value.trim() })
       } catch (error) {
         place(`urls[${i}].headers`, (error as Error).message)

@@ -1,11 +1,12 @@
 /**
  * The console's settings forms in real Chromium, against a real collector on a loopback port: two
  * tabs editing the same source (the stale one is told its change was not saved, and shown the
- * settings as they are now, instead of undoing the other's).
+ * settings as they are now, instead of undoing the other's); a header given twice gets the
+ * config's own message next to the field.
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
+import { createCollector, isConfigError, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
 
 const TOKEN = 'settings-admin-token-0123456789'
@@ -51,6 +52,22 @@ async function settings(): Promise<{ enabled: boolean; urls: Array<{ url: string
   return ((await response.json()) as { source: { webhooks: Awaited<ReturnType<typeof settings>> } }).source.webhooks
 }
 
+/** The message `createCollector` gives for a source with these `webhooks`. */
+function configErrorOf(webhooks: { urls: Array<{ url: string; headers?: Record<string, string> }> }): string {
+  try {
+    createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks }] })
+  } catch (error) {
+    if (isConfigError(error)) return error.message
+  }
+  throw new Error('expected a ConfigError')
+}
+
+/** The text of the error that `field` is described by. */
+async function errorOf(page: Page, field: ReturnType<Page['getByLabel']>): Promise<string | null> {
+  if ((await field.getAttribute('aria-invalid')) !== 'true') return null
+  return page.locator(`#${await field.getAttribute('aria-describedby')}`).textContent()
+}
+
 describe('the settings forms', () => {
   it("two tabs: the stale one does not undo the other's change; it says so and shows the settings as they are now", async () => {
     const [a, b] = [await signedIn(), await signedIn()]
@@ -89,6 +106,25 @@ describe('the settings forms', () => {
     expect(await source(b).getByLabel('Forward to webhooks').isChecked()).toBe(false)
     expect(await source(b).getByLabel('New shared secret').inputValue()).toBe('')
     await Promise.all([a.close(), b.close()])
+  })
+
+  it('a header given twice (in any case) is refused with the config\'s message, next to the headers', async () => {
+    const page = await signedIn()
+    const before = await settings()
+    const headers = source(page).getByLabel('Headers for URL 1')
+    for (const [text, config] of [
+      ['X-Dup: first\nX-Dup: second', { 'x-dup': 'first', 'X-Dup': 'second' }],
+      ['X-Key: one\nx-key: two', { 'X-Key': 'one', 'x-key': 'two' }],
+    ] as const) {
+      const expected = configErrorOf({ urls: [{ url: HOOK, headers: config }] })
+      expect(expected).toContain('appears twice in `sources[0].webhooks.urls[0].headers`')
+      await headers.fill(text)
+      await source(page).getByRole('button', { name: 'Save settings' }).click()
+      await eventually(() => errorOf(page, headers)).toBe(expected)
+      expect(await source(page).getByRole('status').textContent()).toBe('')
+      expect(await settings()).toEqual(before)
+    }
+    await page.close()
     expect(pageErrors).toEqual([])
   })
 })
