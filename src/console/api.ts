@@ -20,12 +20,22 @@ interface CallInit {
   method?: string
   body?: unknown
   headers?: Record<string, string>
+  signal?: AbortSignal
 }
 
 let token = ''
+let refused: ((failure: ApiFailure) => void) | undefined
 
 export const setToken = (value: string) => {
   token = value
+}
+
+/**
+ * `onRefused` is called with the first 401 answered to any call from now on (the collector no
+ * longer takes the token: restarted with another one), once; `undefined` stops that.
+ */
+export const whenRefused = (onRefused: ((failure: ApiFailure) => void) | undefined) => {
+  refused = onRefused
 }
 
 function request(path: string, init: CallInit): Promise<Response> {
@@ -37,6 +47,7 @@ function request(path: string, init: CallInit): Promise<Response> {
       ...init.headers,
     },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+    ...(init.signal && { signal: init.signal }),
     cache: 'no-store',
   }).catch((error: unknown) => {
     throw new ApiFailure({ status: 0, code: 'NETWORK', message: `The collector did not answer: ${(error as Error).message}` })
@@ -51,12 +62,18 @@ async function failure(response: Response): Promise<ApiFailure> {
     body = {}
   }
   const error = (body as { error?: Partial<ApiError> }).error ?? {}
-  return new ApiFailure({
+  const failed = new ApiFailure({
     status: response.status,
     code: error.code ?? 'HTTP',
     message: error.message ?? `HTTP ${response.status}`,
     ...(error.field !== undefined && { field: error.field }),
   })
+  if (failed.problem.status === 401 && refused) {
+    const onRefused = refused
+    refused = undefined
+    onRefused(failed)
+  }
+  return failed
 }
 
 const json = JSON as JSON & { rawJSON?: (text: string) => unknown }
@@ -90,11 +107,11 @@ export async function api<T>(path: string, init: CallInit = {}): Promise<T> {
 
 /**
  * Reads the event stream at `path` (Server-Sent Events, read with `fetch` so the token stays in
- * the header), calling `onData` with each event's parsed `data`, until the stream ends (resolves)
- * or fails (throws `ApiFailure`).
+ * the header), calling `onData` with each event's parsed `data`, until the stream ends (resolves),
+ * fails or `signal` aborts it (throws `ApiFailure`).
  */
-export async function apiStream(path: string, onData: (data: unknown) => void): Promise<void> {
-  const response = await request(path, {})
+export async function apiStream(path: string, onData: (data: unknown) => void, signal?: AbortSignal): Promise<void> {
+  const response = await request(path, { ...(signal && { signal }) })
   if (!response.ok || response.body === null) throw await failure(response)
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
   let buffered = ''

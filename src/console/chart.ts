@@ -9,7 +9,7 @@ const SERIES = ['delivered', 'retrying', 'failed'] as const
 const WIDTH = 600
 const HEIGHT = 120
 
-export function activityChart(): { element: HTMLElement; start(): void } {
+export function activityChart(): { element: HTMLElement; start(): void; stop(): void } {
   const plot = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: 'img', 'aria-label': 'Deliveries per minute, last hour', class: 'chart' })
   const totals = h('p', { class: 'totals' })
 
@@ -44,11 +44,15 @@ export function activityChart(): { element: HTMLElement; start(): void } {
     plot,
     totals,
   )
+  let timer: ReturnType<typeof setInterval> | undefined
   return {
     element,
     start() {
       void refresh()
-      setInterval(() => void refresh(), 5000)
+      timer = setInterval(() => void refresh(), 5000)
+    },
+    stop() {
+      clearInterval(timer)
     },
   }
 }

@@ -38,7 +38,7 @@ function attemptsTable(record: MessageRecord): HTMLElement {
   )
 }
 
-export function liveView(): { element: HTMLElement; start(): void; show(type: string): void } {
+export function liveView(): { element: HTMLElement; start(): void; stop(): void; show(type: string): void } {
   const records = new Map<string, MessageRecord>()
   const open = new Set<string>()
   let version = 0
@@ -54,6 +54,8 @@ export function liveView(): { element: HTMLElement; start(): void; show(type: st
   const retryProblem = h('p', { role: 'alert', class: 'field-error', hidden: true })
   /** The items on the page by record id, with what they show: only a changed record's is rebuilt. */
   let items = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
+  /** Aborts the stream when the page signs out (`stop`). */
+  const stopping = new AbortController()
 
   async function retry(record: MessageRecord): Promise<void> {
     try {
@@ -161,13 +163,18 @@ export function liveView(): { element: HTMLElement; start(): void; show(type: st
     problem.hidden = true
   }
 
-  /** Follows the collector's event stream; when it ends or fails, follows it again a second later. */
+  /**
+   * Follows the collector's event stream; when it ends or fails, follows it again a second later,
+   * until `stop` (a 401 signs the page out: main.ts).
+   */
   async function follow(): Promise<void> {
-    for (;;) {
+    const { signal } = stopping
+    while (!signal.aborted) {
       try {
-        await apiStream(`v1/admin/messages/stream?since=${version}${boot === '' ? '' : `&boot=${encodeURIComponent(boot)}`}`, (data) => receive(data as MessagesAnswer))
+        await apiStream(`v1/admin/messages/stream?since=${version}${boot === '' ? '' : `&boot=${encodeURIComponent(boot)}`}`, (data) => receive(data as MessagesAnswer), signal)
       } catch (error) {
         if (!(error instanceof ApiFailure)) throw error
+        if (signal.aborted) return
         problem.textContent = error.problem.message
         problem.hidden = false
       }
@@ -190,6 +197,9 @@ export function liveView(): { element: HTMLElement; start(): void; show(type: st
     element,
     start() {
       void follow()
+    },
+    stop() {
+      stopping.abort()
     },
     /** Shows the records of one type (or `AUDIENCE`), and brings the filter into view. */
     show(type) {

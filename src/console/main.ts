@@ -2,10 +2,11 @@
  * The collector's console (`GET /console`): sign in with the admin token, then each source's
  * Webhooks settings, the live view of messages and their deliveries, the deliveries chart, and
  * audience syncs and deletion requests. Plain DOM, no framework: the whole console is a few
- * kilobytes and has no dependency to audit or keep up to date.
+ * kilobytes and has no dependency to audit or keep up to date. A 401 to any call once signed in
+ * (the collector restarted with another admin token) stops every request and signs the page out.
  */
 import { actionsView } from './actions.js'
-import { api, ApiFailure, setToken, type SourcesAnswer } from './api.js'
+import { api, ApiFailure, setToken, whenRefused, type SourcesAnswer } from './api.js'
 import { activityChart } from './chart.js'
 import { h, replace } from './dom.js'
 import { liveView } from './live.js'
@@ -13,9 +14,10 @@ import { sourcePanel } from './sources.js'
 
 const root = document.getElementById('console')!
 
-function signIn(): void {
+/** The sign-in form; `notice`: why the page was signed out. */
+function signIn(notice = ''): void {
   const token = h('input', { type: 'password', id: 'token', autocomplete: 'current-password', required: true })
-  const error = h('p', { role: 'alert', class: 'field-error' })
+  const error = h('p', { role: 'alert', class: 'field-error' }, notice)
   const form = h('form', { 'aria-label': 'Sign in', class: 'sign-in' },
     h('h2', {}, 'Sign in'),
     h('label', { for: 'token' }, 'Admin token'), token,
@@ -52,6 +54,12 @@ function show(answer: SourcesAnswer): void {
     live.element,
     actionsView(answer.sources, live.show),
   )
+  whenRefused(() => {
+    live.stop()
+    chart.stop()
+    setToken('')
+    signIn('Signed out: the collector no longer accepts this admin token (restarted with another one?). Sign in again.')
+  })
   live.start()
   chart.start()
 }

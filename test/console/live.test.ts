@@ -2,7 +2,8 @@
  * The console's live view in real Chromium under traffic: a burst larger than one stream event is
  * listed whole; keyboard focus stays on its record's button while other records arrive; a refused
  * retry's error stays while live updates come; after the collector restarts (same port), the list
- * shows exactly what the new process has, not a mix of old and new records. An integer beyond 2^53
+ * shows exactly what the new process has, not a mix of old and new records; after a restart with
+ * another admin token, the page signs out and stops calling the collector. An integer beyond 2^53
  * in a message shows in its raw JSON digit for digit.
  */
 import type { Page } from 'playwright-core'
@@ -19,13 +20,13 @@ let port = 0
 let page: Page
 
 /** "web" forwards to a receiver that refuses everything (400: failed at once); "app" forwards nothing. */
-async function start(): Promise<void> {
+async function start(adminToken = TOKEN): Promise<void> {
   collector = createCollector({
     sources: [
       { writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: 'https://receiver.test/hook' }] } },
       { writeKey: 'app-key', name: 'app' },
     ],
-    adminToken: TOKEN,
+    adminToken,
     fetch: async () => new Response('no thanks', { status: 400 }),
   })
   server = await startServer(collector, { port })
@@ -151,5 +152,34 @@ describe('the live view', () => {
     await send('app-key', tracks('After restart', count))
     const expected = Array.from({ length: 200 }, (_, i) => `track After restart ${count - 1 - i}`)
     await eventually(labels).toEqual(expected)
+  })
+
+  it('after a restart with another admin token, signs out with a message and stops calling the collector', async () => {
+    // Its own page, on a fake clock: the stream's reconnection and the chart's refresh are timers.
+    const watched = await browser.context.newPage()
+    await watched.clock.install()
+    await watched.goto(`${server.url}/console`)
+    await watched.getByLabel('Admin token').fill(TOKEN)
+    await watched.getByRole('button', { name: 'Sign in' }).click()
+    await watched.getByRole('region', { name: 'Source web' }).waitFor()
+    const requested: string[] = []
+    watched.on('request', (request) => requested.push(new URL(request.url()).pathname))
+    await stop()
+    await start('rotated-admin-token-ABCDEFGHIJ')
+    // The stream ended: a second later, the page follows it again, and is refused.
+    await eventually(async () => {
+      await watched.clock.runFor(1000)
+      return watched.getByLabel('Admin token').count()
+    }).toBe(1)
+    expect(await watched.getByRole('alert').textContent()).toBe('Signed out: the collector no longer accepts this admin token (restarted with another one?). Sign in again.')
+    expect(await watched.getByRole('region', { name: 'Source web' }).count()).toBe(0)
+    const signedOut = requested.length
+    await watched.clock.runFor(60_000)
+    expect(requested.slice(signedOut)).toEqual([])
+    // The new token signs in.
+    await watched.getByLabel('Admin token').fill('rotated-admin-token-ABCDEFGHIJ')
+    await watched.getByRole('button', { name: 'Sign in' }).click()
+    await watched.getByRole('region', { name: 'Source web' }).waitFor()
+    await watched.close()
   })
 })
