@@ -169,7 +169,9 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     }
   }
 
-  const form: HTMLFormElement = h('form', { class: 'settings', onsubmit: (event: Event) => void save(event) },
+  // `novalidate`: the collector's rules speak (a URL without a scheme gets the config's message
+  // next to the field), not the browser's own check of `type=url`.
+  const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => void save(event) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
     h('p', { class: 'muted' }, 'Header values are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,

@@ -4,7 +4,7 @@
  * retry's error stays while live updates come; after the collector restarts (same port), the list
  * shows exactly what the new process has, not a mix of old and new records; after a restart with
  * another admin token, the page signs out and stops calling the collector. An integer beyond 2^53
- * in a message shows in its raw JSON digit for digit.
+ * in a message shows in its raw JSON digit for digit, and a 20,000-character event name wraps.
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -139,6 +139,25 @@ describe('the live view', () => {
     await olderItem.getByRole('button', { name: 'Details of track Int64' }).click()
     expect(numbers(await olderItem.getByLabel('Raw JSON of track Int64').textContent())).toEqual(sent.map((n) => String(Number(n))))
     await older.close()
+  })
+
+  it('wraps a 20,000-character event name, in the list and in its details, within the page width', async () => {
+    const on = await fetch(`${server.url}/v1/admin/sources/web/webhooks`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: true }),
+    })
+    expect(on.status).toBe(200)
+    const name = 'A'.repeat(20_000)
+    await send('web-key', [{ type: 'track', event: name, userId: 'u', messageId: 'long-name' }])
+    // CSS, not roles: an accessible name of 20,000 characters is slow to match.
+    const item = page.locator('ol.messages > li').first()
+    await eventually(() => item.locator('.name').textContent()).toBe(name)
+    await eventually(() => item.locator('.outcome').textContent()).toBe('failed')
+    await item.locator('[data-action="details"]').click()
+    await item.locator('table.attempts caption').waitFor()
+    const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+    expect(width[0]).toBeLessThanOrEqual(width[1])
   })
 
   it('after a restart, shows exactly what the new process has', async () => {

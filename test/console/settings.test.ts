@@ -1,8 +1,9 @@
 /**
  * The console's settings forms in real Chromium, against a real collector on a loopback port: two
  * tabs editing the same source (the stale one is told its change was not saved, and shown the
- * settings as they are now, instead of undoing the other's); a header given twice gets the
- * config's own message next to the field.
+ * settings as they are now, instead of undoing the other's); a header given twice and a URL
+ * without a scheme get the config's own message next to the field, and a new save clears the
+ * status of the last.
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -124,6 +125,21 @@ describe('the settings forms', () => {
       expect(await source(page).getByRole('status').textContent()).toBe('')
       expect(await settings()).toEqual(before)
     }
+    await page.close()
+  })
+
+  it("a URL without a scheme gets the config's message next to it (not the browser's), and a new save clears the last status", async () => {
+    const page = await signedIn()
+    await source(page).getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
+    const url = source(page).getByLabel('URL 1', { exact: true })
+    await url.fill('receiver.test/hook')
+    await source(page).getByRole('button', { name: 'Save settings' }).click()
+    const expected = configErrorOf({ urls: [{ url: 'receiver.test/hook' }] })
+    expect(expected).toContain('sources[0].webhooks.urls[0].url')
+    await eventually(() => errorOf(page, url)).toBe(expected)
+    expect(await source(page).getByRole('status').textContent()).toBe('')
+    expect((await settings()).urls[0].url).toBe(HOOK)
     await page.close()
     expect(pageErrors).toEqual([])
   })
