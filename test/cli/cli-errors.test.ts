@@ -69,6 +69,8 @@ describe('CLI error messages', () => {
     ['an empty name', ['--name', ''], 'Expected `--name` to be a non-empty string, got `""`.'],
     ['an empty admin token', ['--admin-token', ''], 'Expected `--admin-token` to be a non-empty string, got `""`.'],
     ['a queue that is no queue server', ['--queue', 'mysql://db/x'], 'Expected `--queue` to be a redis://, rediss://, postgres:// or postgresql:// URL, got a mysql:// URL.'],
+    ['a queue whose Redis path is no database number', ['--queue', 'redis://127.0.0.1:6379/analytics'], 'Expected `--queue` to be a redis://, rediss://, postgres:// or postgresql:// URL whose path is a database number (`/0`) or nothing, got `/analytics`.'],
+    ['a queue URL without a host', ['--queue', 'postgres://'], 'Expected `--queue` to be a redis://, rediss://, postgres:// or postgresql:// URL naming its host, got a URL without one.'],
   ])('a bad flag value names the flag: %s', async (_, args, message) => {
     expect(await refusal(['collect', '--write-key', 'K', ...args])).toBe(message)
   })

@@ -52,6 +52,10 @@ describe('createCollector config', () => {
     ['a queue that is not a URL', { sources: [source], queue: 'redis server' }, 'queue', /redis:\/\/.*not a URL/],
     ['a queue URL of another scheme', { sources: [source], queue: 'mysql://u:hunter2@db/x' }, 'queue', /got a mysql:\/\/ URL/],
     ['a queue that is not a string', { sources: [source], queue: 6379 }, 'queue', /redis:\/\//],
+    ['a queue URL without a host', { sources: [source], queue: 'postgres://' }, 'queue', /naming its host/],
+    ['a queue URL with a bad % escape', { sources: [source], queue: 'postgres://u:%ZZ@db/x' }, 'queue', /bad escape in its password/],
+    ['a Redis queue URL whose path is no database number', { sources: [source], queue: 'redis://127.0.0.1:6379/analytics' }, 'queue', /database number \(`\/0`\) or nothing, got `\/analytics`/],
+    ['a Redis queue URL with a negative database', { sources: [source], queue: 'redis://127.0.0.1:6379/-1' }, 'queue', /database number/],
   ])('%s → ConfigError naming %s', (_, config, option, message) => {
     const error = configError(config)
     expect(error.option).toBe(option)
