@@ -12,4 +12,4 @@ export function freePort(): Promise<number>
 /** A fresh redis-server; `port` and `dir` let a caller restart one on the same port and data. */
 export function startRedis(options?: { port?: number; dir?: string }): Promise<QueueServerProcess & { port: number; dir: string }>
 /** A fresh PostgreSQL cluster (as root, run as the `postgres` user). */
-export function startPostgres(): Promise<QueueServerProcess>
+export function startPostgres(options?: { port?: number }): Promise<QueueServerProcess>

@@ -54,13 +54,13 @@ export async function startRedis(options = {}) {
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 
 /**
- * A fresh PostgreSQL cluster. PostgreSQL refuses to run as root, so when the tests run as root
+ * A fresh PostgreSQL cluster (on `options.port`, else a free one). PostgreSQL refuses to run as root, so when the tests run as root
  * initdb and postgres run as the `postgres` user, in a temporary directory it owns.
  */
-export async function startPostgres() {
+export async function startPostgres(options = {}) {
   const initdb = requireBinary(join(PG_BIN, 'initdb'), 'apt-get install -y postgresql')
   const postgres = requireBinary(join(PG_BIN, 'postgres'), 'apt-get install -y postgresql')
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'ia-pg-'))
   const asRoot = process.getuid?.() === 0
   const wrap = (command, args) => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args])

@@ -17,7 +17,7 @@ import type { Logger } from '../../logger.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
-import { bullmqQueue, bullmqWorker, loadBullmq } from '../state/drivers.js'
+import { bullmqQueue, bullmqWorker, checkRedisDatabase, loadBullmq, reconnectDelay } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { oncePer } from '../once-per.js'
@@ -67,6 +67,10 @@ export class BullmqQueue implements DeliveryQueue {
   #opening: { queue: Queue; worker: Worker } | undefined
   /** The drain gave up waiting for the server: BullMQ's parts are dropped as soon as they exist. */
   #abandoned = false
+  /** Drops the connection checking a Redis database (`checkRedisDatabase`). */
+  #dropProbe: (() => void) | undefined
+  /** Ends the wait before the next try to open (`#connect`), at `close`. */
+  #wake: (() => void) | undefined
   readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
   #refresh: ReturnType<typeof setInterval> | undefined
@@ -103,18 +107,45 @@ export class BullmqQueue implements DeliveryQueue {
     this.#tally = options.tally
     this.#log = options.log
     this.#onError = options.onError
-    this.#ready = this.#open()
-    // A failed start is reported once; every enqueue then rejects with it (answered 500).
-    this.#ready.catch((error) => this.#onError(error))
+    this.#ready = this.#connect()
+    // BullMQ missing is for good: reported once; every enqueue then rejects with it (answered 500).
+    this.#ready.catch((error) => this.#closing === undefined && this.#onError(error))
   }
 
-  /** Resolves once connected and working; rejects when the server cannot be used. */
+  /** Resolves once connected and working; rejects when BullMQ is missing, or at `close` before that. */
   async ready(): Promise<void> {
     await this.#ready
   }
 
-  async #open(): Promise<Opened> {
+  /**
+   * Opens the queue, trying again until it works, a second apart at most, each failure reported
+   * (once per 10 s while it repeats): a server away at start-up, a PostgreSQL database or role
+   * not created yet, a Redis that refuses the database. BullMQ keeps a failed first connection
+   * to PostgreSQL for good, so each try makes its parts anew; meanwhile senders are answered 503.
+   * Ends at `close`.
+   */
+  async #connect(): Promise<Opened> {
     const bullmq = await loadBullmq(this.#server)
+    for (let times = 1; ; times++) {
+      try {
+        return await this.#open(bullmq)
+      } catch (error) {
+        this.#dropParts()
+        if (this.#closing !== undefined) throw error
+        this.#report('queue server', error as Error)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, reconnectDelay(times))
+          this.#wake = () => (clearTimeout(timer), resolve())
+        })
+        if (this.#closing !== undefined) throw new Error('The collector closed before its queue server could be opened.')
+      }
+    }
+  }
+
+  async #open(bullmq: Bullmq): Promise<Opened> {
+    // Before any part of BullMQ connects (a refused SELECT leaves a client in database 0).
+    await checkRedisDatabase(this.#server, (drop) => (this.#dropProbe = drop))
+    if (this.#closing !== undefined) throw new Error('The collector closed before its queue server could be opened.')
     const queue: Queue = bullmqQueue(bullmq, this.#server, QUEUE_NAME)
     queue.on('error', (error) => this.#report('queue server', error))
     const counters = this.#counters
@@ -272,6 +303,7 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
     clearInterval(this.#refresh)
+    this.#wake?.()
     // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
     const opened = (await valueWithin(this.#ready.catch(() => undefined), timeoutMs))?.value
     if (opened === undefined) {
@@ -310,11 +342,18 @@ export class BullmqQueue implements DeliveryQueue {
    * made ready (`disconnect` waits for them to be). PostgreSQL: every socket goes (`PgSockets`).
    */
   #disconnect(): void {
+    this.#dropParts()
+    void this.#counters.close().catch(() => {})
+    this.#server.sockets?.drop()
+  }
+
+  /** Drops BullMQ's parts (those of a try to open that failed, or all of them at `#disconnect`). */
+  #dropParts(): void {
     const { queue, worker } = this.#opening ?? {}
+    this.#opening = undefined
+    this.#dropProbe?.()
     void worker?.close(true).catch(() => {})
     void queue?.close().catch(() => {})
     for (const part of [queue, worker]) void part?.disconnect().catch(() => {})
-    void this.#counters.close().catch(() => {})
-    this.#server.sockets?.drop()
   }
 }

@@ -21,8 +21,11 @@ type CollectorWorkerClass = new (name: string, processor: import('bullmq').Proce
 /** What BullMQ's waits are ended with (its own `AbortController` type, a polyfill's). */
 type DelayAbort = Parameters<import('bullmq').Worker['delay']>[1]
 
+/** The wait after a failure BullMQ would try again at once (`retryIfFailed`). */
+const AFTER_FAILURE_MS = 1_000
+
 export function collectorWorkerClass(bullmq: typeof import('bullmq')): CollectorWorkerClass {
-  return class extends bullmq.Worker {
+  const Worker = class extends bullmq.Worker {
     /** Aborted by `close`: every wait below ends then. */
     readonly #closed = new AbortController()
 
@@ -67,5 +70,34 @@ export function collectorWorkerClass(bullmq: typeof import('bullmq')): Collector
         if (client.status === 'reconnecting') client.connect().catch(() => {})
       }, () => {})
     }
+  }
+  waitAfterFailures(Worker.prototype)
+  return Worker
+}
+
+type RetryIfFailed = (fn: () => Promise<unknown>, opts: unknown) => Promise<unknown>
+
+/**
+ * BullMQ's `retryIfFailed` (private), with a wait after a failure it only reports. Its fetch loop
+ * asks for the next job again at once after an error it does not take for a lost connection;
+ * PostgreSQL's refusal of a database or role that does not exist, or of a password (3D000, 28000,
+ * 28P01), is such an error, and comes back at once: the loop took the whole event loop (senders
+ * went unanswered, SIGTERM did nothing) and logged millions of them. Now a second apart at most.
+ */
+function waitAfterFailures(prototype: import('bullmq').Worker): void {
+  const worker = prototype as unknown as { retryIfFailed: RetryIfFailed }
+  const retryIfFailed = worker.retryIfFailed
+  worker.retryIfFailed = async function (this: Pick<import('bullmq').Worker, 'closing' | 'delay'>, fn, opts) {
+    let failed = false
+    const result = await retryIfFailed.call(this, () => {
+      failed = false
+      return fn().catch((error: unknown) => {
+        failed = true
+        throw error
+      })
+    }, opts)
+    // Its last try failed and it returned all the same (`onlyEmitError`): it would call again now.
+    if (failed && !this.closing) await this.delay(AFTER_FAILURE_MS)
+    return result
   }
 }

@@ -4,7 +4,7 @@
  * given for a `queue` URL. Computed specifiers: bundlers for workers and browsers do not follow
  * them (they are Node-only clients).
  */
-import type { QueueServer } from '../config.js'
+import { redisDatabase, type QueueServer } from '../config.js'
 import { settlesWithin } from '../settles-within.js'
 import { collectorWorkerClass, type CollectorWorker } from './bullmq-worker.js'
 import type { PgSockets } from './pg-sockets.js'
@@ -37,7 +37,8 @@ export function bullmqConnection(server: QueueServer): Record<string, unknown> {
     port: Number(url.port || 6379),
     ...(url.username && { username: decodeURIComponent(url.username) }),
     ...(url.password && { password: decodeURIComponent(url.password) }),
-    ...(url.pathname.length > 1 && { db: Number(url.pathname.slice(1)) }),
+    // Checked by the config (`redisDatabase`): `/N`, or nothing for 0.
+    db: redisDatabase(url) ?? 0,
     ...(url.protocol === 'rediss:' && { tls: {} }),
     maxRetriesPerRequest: null,
     ...REDIS_CLIENT_OPTIONS,
@@ -75,6 +76,24 @@ export function bullmqWorker(
   const backend = bullmqBackend(bullmq, server)
   const Worker = collectorWorkerClass(bullmq)
   return backend ? new Worker(name, processor, withConnection, backend as never) : new Worker(name, processor, withConnection)
+}
+
+/**
+ * Redis: refuses (rejects) when the server does not take the URL's database: ioredis reports a
+ * refused `SELECT` as an event and goes on in database 0, where jobs would be written. Waits
+ * while the server is away, as BullMQ's connections do; `hold` is given what drops the client.
+ */
+export async function checkRedisDatabase(server: QueueServer, hold: (drop: () => void) => void): Promise<void> {
+  if (server.kind !== 'redis') return
+  const { db, ...options } = bullmqConnection(server)
+  const client = new (await loadRedis())({ ...options, lazyConnect: true } as never)
+  client.on('error', () => {})
+  hold(() => client.disconnect())
+  try {
+    await client.select(db as number)
+  } finally {
+    client.disconnect()
+  }
 }
 
 /** `ioredis`'s client class. */

@@ -51,12 +51,32 @@ export type JobSize = readonly [job: string, count: number]
 
 /** Usable at once: increments made before the server is reached are written by the first flush. */
 export class SharedState {
-  readonly #store: Promise<Store>
+  readonly #server: QueueServer
+  #opened: Promise<Store>
+  #failed = false
   #deltas = new Map<string, number>()
 
   constructor(server: QueueServer) {
-    this.#store = openStore(server)
-    this.#store.catch(() => {})
+    this.#server = server
+    this.#opened = this.#open()
+  }
+
+  #open(): Promise<Store> {
+    const opened = openStore(this.#server)
+    opened.catch(() => void (this.#failed = true))
+    return opened
+  }
+
+  /**
+   * The store, opened again when the last try failed: a PostgreSQL not running at start-up (or
+   * its database not created yet) is used once it is (BullmqQueue tries about once a second).
+   */
+  get #store(): Promise<Store> {
+    if (this.#failed) {
+      this.#failed = false
+      this.#opened = this.#open()
+    }
+    return this.#opened
   }
 
   add(key: string, delta: number): void {
@@ -274,6 +294,10 @@ async function openStore(server: QueueServer): Promise<Store> {
     `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
-  ])
+  ]).catch(async (error: unknown) => {
+    // Tried again with a new pool (`SharedState#store`).
+    await pool.end().catch(() => {})
+    throw error
+  })
   return new PostgresStore(pool)
 }
