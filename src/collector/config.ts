@@ -10,6 +10,7 @@ import type { FetchLike } from '../platform/transport.js'
 import type { SettingsStore } from './console/settings.js'
 import type { PgSockets } from './state/pg-sockets.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
+import { guardReport } from './guard-report.js'
 
 export interface WebhookUrlConfig {
   url: string
@@ -59,7 +60,10 @@ export interface CollectorConfig {
   queue?: string
   /** Force logging on or off (default: `DEBUG=analytics`). */
   debug?: boolean
-  /** Called with every unexpected error (answered 500). Default: `console.error`. */
+  /**
+   * Called with every unexpected error (answered 500) and every failure in the background. Default:
+   * `console.error`. What it throws is printed with the error (`console.error`), never thrown on.
+   */
   onError?: (error: unknown) => void
   /**
    * Where Webhooks settings changed in the console are kept. Default: the `queue` server when
@@ -96,6 +100,7 @@ export interface ResolvedConfig {
   maxPendingDeliveries: number
   queue: QueueServer | undefined
   debug: boolean | undefined
+  /** The `onError` option, guarded: it never throws (`guardReport`). */
   onError: (error: unknown) => void
   /** `undefined`: the default (the queue server's store, or memory). */
   settings: SettingsStore | undefined
@@ -305,7 +310,7 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     maxPendingDeliveries: optionalInteger(input.maxPendingDeliveries, 'maxPendingDeliveries', 1, COLLECTOR_DEFAULTS.maxPendingDeliveries),
     queue: resolveQueue(input.queue),
     debug: input.debug,
-    onError: input.onError ?? COLLECTOR_DEFAULTS.onError,
+    onError: guardReport(input.onError ?? COLLECTOR_DEFAULTS.onError, 'collector'),
     settings: resolveSettingsStore(input.settings),
   })
 }

@@ -17,11 +17,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES } from '../../limits.js'
 import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
 import { JsonAnswer } from '../http/errors.js'
+import { guardReport } from '../guard-report.js'
 
 export type FetchHandler = (request: Request) => Promise<Response>
 
 export interface RequestListenerOptions {
-  /** Called with every unexpected error. Default: `console.error`. */
+  /** Called with every unexpected error. Default: `console.error`. What it throws is printed, never thrown on. */
   onError?: (error: unknown) => void
   /** @internal The event streams open now, each with what ends it (`startServer` ends them on close). */
   streams?: Set<() => void>
@@ -240,7 +241,7 @@ export function createRequestListener(
 ): (req: NodeRequestLike, res: NodeResponseLike) => void {
   const handle = handlerOf(target)
   const core = coreOf(typeof target === 'function' ? target : target.fetch)
-  const onError = options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error))
+  const onError = guardReport(options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error)), 'server')
   return (nodeReq, nodeRes) => {
     const [req, res] = [nodeReq as IncomingMessage, nodeRes as ServerResponse]
     req.on('error', () => {}) // A client that goes away mid-body: its stream errors; nothing to do.

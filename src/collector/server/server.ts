@@ -12,6 +12,7 @@
  * within `requestTimeout`. Malformed HTTP is answered 400 by the parser hook, never thrown.
  */
 import type { Socket } from 'node:net'
+import { guardReport } from '../guard-report.js'
 import { readinessOf } from '../http/readiness.js'
 import { settlesWithin } from '../settles-within.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
@@ -25,7 +26,7 @@ export interface ServerOptions {
   maxHeaderSize?: number
   /** ms allowed to receive a whole request (default 30000). */
   requestTimeout?: number
-  /** Called with every unexpected error. Default: `console.error`. */
+  /** Called with every unexpected error. Default: `console.error`. What it throws is printed, never thrown on. */
   onError?: (error: unknown) => void
 }
 
@@ -81,7 +82,7 @@ export const READY_TIMEOUT_MS = 10_000
  * saved settings applied), at most `READY_TIMEOUT_MS`; past that, reports it and returns (the
  * server then listens, and requests wait for the collector as they would have).
  */
-async function untilReady(handler: object, onError = (error: unknown) => console.error('isomorphic-analytics server:', error)): Promise<void> {
+async function untilReady(handler: object, onError: (error: unknown) => void): Promise<void> {
   const ready = readinessOf(handler)
   if (ready !== undefined && !(await settlesWithin(ready, READY_TIMEOUT_MS))) {
     onError(new Error(`The collector was not ready after ${READY_TIMEOUT_MS / 1_000} s (is its queue server reachable?); listening anyway: requests wait until it is.`))
@@ -106,7 +107,8 @@ export async function startServer(
     createRequestListener(target, { ...(options.onError && { onError: options.onError }), streams }),
   )
   server.on('clientError', answerClientError)
-  await untilReady(typeof target === 'function' ? target : target.fetch, options.onError)
+  const report = guardReport(options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server:', error)), 'server')
+  await untilReady(typeof target === 'function' ? target : target.fetch, report)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 8700, host, () => {
