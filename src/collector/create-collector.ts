@@ -23,7 +23,7 @@ import type { DeliveryQueue } from './delivery/queue.js'
 import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
 import { retriesByHand } from './console/retries.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
-import { createHandler } from './http/handler.js'
+import { checkRequest, createHandler } from './http/handler.js'
 import { withCore, type CollectorCore } from './http/direct.js'
 import { JsonAnswer } from './http/errors.js'
 import { markReadiness } from './http/readiness.js'
@@ -223,6 +223,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const answer: CollectorCore = (head, full) => (ready ? core(head, full) : started.then(() => core(head, full)))
   // The Node server calls `answer` directly (no web objects on the ingest path; see http/direct.ts).
   const fetch = withCore(async (request: Request) => {
+    checkRequest(request)
     const made = await answer(request, () => request)
     return made instanceof JsonAnswer ? made.toResponse() : made
   }, answer)

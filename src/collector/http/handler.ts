@@ -17,6 +17,7 @@ import { corsHeaders, preflight } from './cors.js'
 import type { CollectorCore, RequestHead } from './direct.js'
 import { HttpProblem, jsonAnswer, methodNotAllowed, retryLater, notFound, toHttpProblem, type JsonAnswer } from './errors.js'
 import { readBodyText } from './read-body.js'
+import { describe } from '../../message/validate.js'
 
 type Route =
   /** `keyInQuery`: RudderStack's beacon form, `?writeKey=KEY`. */
@@ -58,6 +59,20 @@ export interface HandlerContext {
   onError(error: unknown): void
   /** The console and its admin endpoints (only with an admin token). */
   console: ConsoleContext | undefined
+}
+
+/**
+ * Throws a `TypeError` unless `value` is a `Request` (or has what the collector reads of one:
+ * `url`, `method`, `headers.get`). A URL string got an internal TypeError, answered 500 and
+ * reported as an unexpected error. A string is not shown: its query may hold a write key.
+ */
+export function checkRequest(value: unknown): asserts value is Request {
+  // `in`, not a read: the check costs no getter call (and cannot throw one's error).
+  const request = value as Partial<Request> | null
+  if (typeof request === 'object' && request !== null && 'url' in request && 'method' in request && typeof request.headers?.get === 'function') return
+  const url = typeof value === 'string' || value instanceof URL
+  const got = url ? `a ${typeof value === 'string' ? 'string' : 'URL'}` : typeof value === 'object' && value !== null ? `${describe(value)} without the \`url\`, \`method\` and \`headers\` of a Request` : describe(value)
+  throw new TypeError(`collector.fetch expects a Request, got ${got}${url ? '; for a URL, pass `new Request(url, { method, headers, body })`' : ''}.`)
 }
 
 export function createHandler(context: HandlerContext): CollectorCore {

@@ -18,6 +18,7 @@ import { MAX_BATCH_BYTES } from '../../limits.js'
 import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
 import { JsonAnswer } from '../http/errors.js'
 import { guardReport } from '../guard-report.js'
+import { checkTarget } from './options.js'
 
 export type FetchHandler = (request: Request) => Promise<Response>
 
@@ -239,6 +240,7 @@ export function createRequestListener(
   target: FetchHandler | { fetch: FetchHandler },
   options: RequestListenerOptions = {},
 ): (req: NodeRequestLike, res: NodeResponseLike) => void {
+  checkTarget(target, 'createRequestListener')
   const handle = handlerOf(target)
   const core = coreOf(typeof target === 'function' ? target : target.fetch)
   const onError = guardReport(options.onError ?? ((error: unknown) => console.error('isomorphic-analytics server: unexpected error', error)), 'server')

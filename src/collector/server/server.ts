@@ -16,15 +16,17 @@ import { guardReport } from '../guard-report.js'
 import { readinessOf } from '../http/readiness.js'
 import { settlesWithin } from '../settles-within.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
+import { checkTarget, resolveServerOptions } from './options.js'
 
+/** Checked before anything listens: a bad value is a `ConfigError` naming the option. */
 export interface ServerOptions {
-  /** Default 8700; 0 picks a free port. */
+  /** An integer from 0 to 65535. Default 8700; 0 picks a free port. */
   port?: number
   /** Default `127.0.0.1` (loopback only). `0.0.0.0` listens on every interface. */
   host?: string
   /** Bytes of request headers allowed (default 16384); more is answered 431. */
   maxHeaderSize?: number
-  /** ms allowed to receive a whole request (default 30000). */
+  /** ms allowed to receive a whole request (default 30000; 0: no limit). */
   requestTimeout?: number
   /** Called with every unexpected error. Default: `console.error`. What it throws is printed, never thrown on. */
   onError?: (error: unknown) => void
@@ -91,17 +93,19 @@ async function untilReady(handler: object, onError: (error: unknown) => void): P
 
 export async function startServer(
   target: FetchHandler | { fetch: FetchHandler },
-  options: ServerOptions = {},
+  input: ServerOptions = {},
 ): Promise<CollectorServer> {
+  checkTarget(target, 'startServer')
+  const options = resolveServerOptions(input)
   const http = (await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_HTTP)) as typeof import('node:http')
-  const host = options.host ?? '127.0.0.1'
+  const { host } = options
   // Event streams (the console's live view) never go idle: closing the server ends them.
   const streams = new Set<() => void>()
   const server = http.createServer(
     {
-      maxHeaderSize: options.maxHeaderSize ?? 16_384,
-      requestTimeout: options.requestTimeout ?? 30_000,
-      headersTimeout: Math.min(options.requestTimeout ?? 30_000, 10_000),
+      maxHeaderSize: options.maxHeaderSize,
+      requestTimeout: options.requestTimeout,
+      headersTimeout: Math.min(options.requestTimeout, 10_000),
       keepAliveTimeout: 5_000,
     },
     createRequestListener(target, { ...(options.onError && { onError: options.onError }), streams }),
@@ -111,13 +115,13 @@ export async function startServer(
   await untilReady(typeof target === 'function' ? target : target.fetch, report)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 8700, host, () => {
+    server.listen(options.port, host, () => {
       server.off('error', reject)
       resolve()
     })
   })
   const address = server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8700)
+  const port = typeof address === 'object' && address !== null ? address.port : options.port
   const shownHost = host.includes(':') ? `[${host}]` : host
   let closing: Promise<void> | undefined
 
