@@ -6,10 +6,17 @@ export function maskSecret(secret: string): string {
   return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
 }
 
-/** Query parameters that carry credentials: write keys, tokens, API keys, secrets, signatures. */
-const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|password|sig|signature)=)([^&#]*)/gi
+/** Query parameters that carry credentials: write keys, tokens, API keys, secrets, passwords, signatures. */
+const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|[a-z_]*password|sig|signature)=)([^&#]*)/gi
+/** `scheme://user:` before a password, up to the `@` that ends the userinfo (the last one before the path). */
+const USERINFO_PASSWORD = /^([a-z][a-z\d+.-]*:\/\/[^/?#@:]*:)([^/?#]*)@/i
 
-/** `url` with the values of credential query parameters (`writeKey`, `token`, `api_key`, …) masked. */
+/**
+ * `url` with the password of its userinfo (`postgres://user:PASSWORD@host`) and the values of
+ * credential query parameters (`writeKey`, `token`, `api_key`, `password`, …) masked.
+ */
 export function maskUrl(url: string): string {
-  return url.replace(CREDENTIAL_PARAM, (_, name: string, value: string) => name + maskSecret(value))
+  return url
+    .replace(USERINFO_PASSWORD, (_, before: string, password: string) => `${before}${maskSecret(password)}@`)
+    .replace(CREDENTIAL_PARAM, (_, name: string, value: string) => name + maskSecret(value))
 }

@@ -19,4 +19,17 @@ describe('maskUrl', () => {
       .toBe('https://hooks.example.com/in?api_key=…6789&access_token=…6789&sig=…ghij#x')
     expect(maskUrl('https://h/p?keyword=seo&monkey=1')).toBe('https://h/p?keyword=seo&monkey=1')
   })
+
+  // `ftp://u:PASSWORD@h` was echoed whole in the webhook URL's ConfigError, and the CLI's banner
+  // printed a PostgreSQL `?password=` in full.
+  it('masks the password of the userinfo, and a password query parameter', () => {
+    expect(maskUrl('ftp://u:PASSWORD_SECRET_1234@h.example.com/')).toBe('ftp://u:…1234@h.example.com/')
+    expect(maskUrl('redis://:REDISPASS_9999@127.0.0.1:6379/0')).toBe('redis://:…9999@127.0.0.1:6379/0')
+    expect(maskUrl('postgres://u:p@ss@w0rd_LONG@h/db')).toBe('postgres://u:…LONG@h/db')
+    expect(maskUrl('postgres://u:short@h')).toBe('postgres://u:…@h')
+    expect(maskUrl('postgres://user@127.0.0.1:1/db?password=PGPASS_SECRET_9876')).toBe('postgres://user@127.0.0.1:1/db?password=…9876')
+    expect(maskUrl('postgres://h/db?sslpassword=ABCDEFGHIJ&user=x')).toBe('postgres://h/db?sslpassword=…GHIJ&user=x')
+    expect(maskUrl('https://user@h/p@x')).toBe('https://user@h/p@x')
+    expect(maskUrl('https://h/p?a=b:c@d')).toBe('https://h/p?a=b:c@d')
+  })
 })

@@ -91,6 +91,24 @@ const VALUE_NAMES: Record<string, string> = {
   port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
 }
 
+type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number]
+
+/**
+ * The message for an argument that is no flag's value. After a flag's value it is most likely the
+ * rest of an unquoted value (`--header X-Api-Key: VALUE`), so it is not shown: it may be a secret.
+ */
+function unexpectedArgument(tokens: readonly Token[]): string {
+  const at = tokens.findIndex((token, i) => token.kind === 'positional' && tokens.slice(0, i).some((t) => t.kind === 'positional'))
+  const [before, token] = [tokens[at - 1], tokens[at] as Extract<Token, { kind: 'positional' }>]
+  if (before?.kind !== 'option' || before.value === undefined) return `Unexpected argument "${token.value}".`
+  if (before.name === 'header') {
+    const colon = before.value.indexOf(':')
+    const name = colon > 0 ? before.value.slice(0, colon).trim() : 'Name'
+    return `Unexpected argument after --header ${name} (not shown: it may be a credential); a header is one argument, its value quoted with its name: --header '${name}: value'.`
+  }
+  return `Unexpected argument after --${before.name} ${VALUE_NAMES[before.name] ?? 'VALUE'} (not shown: it may be part of a secret); quote a value that holds spaces.`
+}
+
 function integer(flag: string, text: string, min: number, max: number): number {
   const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -124,17 +142,17 @@ export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'collect'
 export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL?: string } = {}): Command {
   let parsed
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true })
   } catch (error) {
     throw new UsageError(describeArgvError(error, argv, OPTIONS, VALUE_NAMES))
   }
-  const { values, positionals } = parsed
+  const { values, positionals, tokens } = parsed
   if (values.help) return { kind: 'help' }
   if (values.version) return { kind: 'version' }
   // main() adds 'Run "isomorphic-analytics collect --help" for usage.' to every UsageError.
   if (positionals.length === 0) throw new UsageError('Missing command; the command is "collect".')
   if (positionals[0] !== 'collect') throw new UsageError(`Unknown command "${positionals[0]}"; the command is "collect".`)
-  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`)
+  if (positionals.length > 1) throw new UsageError(unexpectedArgument(tokens))
 
   const file = values.config === undefined ? {} : readConfigFile(values.config)
   const { port: filePort, host: fileHost, ...fileConfig } = file

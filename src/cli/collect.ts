@@ -31,15 +31,12 @@ function shown(secret: string): string {
   return masked === '…' ? 'hidden' : masked
 }
 
-/** A URL without its password, for output. */
+/**
+ * The queue server's URL for output: its password masked, in the userinfo or in a query parameter
+ * (`postgres://user@host/db?password=…`, which pg and ioredis both read), as every URL is shown.
+ */
 function redactUrl(text: string): string {
-  try {
-    const url = new URL(text)
-    if (url.password !== '') url.password = '***'
-    return url.toString()
-  } catch {
-    return '(not a URL)'
-  }
+  return URL.canParse(text) ? maskUrl(text) : '(not a URL)'
 }
 
 function describeSources(args: CollectArgs): string[] {

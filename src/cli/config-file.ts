@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import type { CollectorConfig } from '../collector/index.js'
 import { describe } from '../message/validate.js'
+import { describeJsonSyntaxError } from '../message/json-syntax.js'
 import { closest } from '../closest.js'
 import { UsageError } from './usage-error.js'
 
@@ -77,8 +78,9 @@ export function readConfigFile(path: string): ConfigFile {
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
-  } catch (error) {
-    throw new UsageError(`--config: ${path} is not valid JSON: ${(error as Error).message}`)
+  } catch {
+    // Not JSON.parse's message: it quotes the text there, where a write key may be.
+    throw new UsageError(`--config: ${path} is not valid JSON: ${describeJsonSyntaxError(text)}.`)
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError(`--config: ${path} must hold a JSON object { "sources": [...] }.`)

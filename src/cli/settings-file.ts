@@ -7,6 +7,16 @@
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { SettingsStore, SourceWebhooksConfig } from '../collector/index.js'
+import { describeJsonSyntaxError } from '../message/json-syntax.js'
+
+/** The file as JSON; when it is not (edited since the start), said without JSON.parse's quote of it (secrets). */
+function parseFile(path: string, text: string): { sources?: Array<{ name?: unknown; webhooks?: unknown }> } {
+  try {
+    return JSON.parse(text) as { sources?: Array<{ name?: unknown; webhooks?: unknown }> }
+  } catch {
+    throw new Error(`${path} is no longer valid JSON: ${describeJsonSyntaxError(text)}; the change is not written.`)
+  }
+}
 
 export function fileSettings(path: string): SettingsStore {
   let sequence = 0
@@ -14,7 +24,7 @@ export function fileSettings(path: string): SettingsStore {
     kind: 'file',
     durable: true,
     async save(source: string, webhooks: SourceWebhooksConfig): Promise<boolean> {
-      const config = JSON.parse(await readFile(path, 'utf8')) as { sources?: Array<{ name?: unknown; webhooks?: unknown }> }
+      const config = parseFile(path, await readFile(path, 'utf8'))
       const entry = Array.isArray(config.sources) ? config.sources.find((s) => s?.name === source) : undefined
       if (entry === undefined) return false
       entry.webhooks = webhooks

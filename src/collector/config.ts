@@ -11,6 +11,7 @@ import type { SettingsStore } from './console/settings.js'
 import type { PgSockets } from './state/pg-sockets.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 import { guardReport } from './guard-report.js'
+import { describeSecret } from '../webhooks/signature.js'
 
 export interface WebhookUrlConfig {
   url: string
@@ -183,8 +184,9 @@ const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
 const URL_KEYS = new Set(['url', 'headers'])
 
-function fail(option: string, expectation: string, value: unknown): never {
-  throw new ConfigError(option, `Expected \`${option}\` to be ${expectation}, got ${describe(value)}.`)
+/** `secret`: the value may be a credential (a write key, the admin token), shown as `describeSecret` does. */
+function fail(option: string, expectation: string, value: unknown, secret = false): never {
+  throw new ConfigError(option, `Expected \`${option}\` to be ${expectation}, got ${secret ? describeSecret(value) : describe(value)}.`)
 }
 
 function rejectUnknownKeys(object: Record<string, unknown>, known: Set<string>, at: string): void {
@@ -233,7 +235,7 @@ function resolveSource(input: unknown, i: number): ResolvedSource {
   const at = `sources[${i}]`
   if (!isPlainObject(input)) fail(at, 'an object { writeKey, name, webhooks? }', input)
   rejectUnknownKeys(input, SOURCE_KEYS, at)
-  if (!nonEmptyString(input.writeKey)) fail(`${at}.writeKey`, 'a non-empty string', input.writeKey)
+  if (!nonEmptyString(input.writeKey)) fail(`${at}.writeKey`, 'a non-empty string', input.writeKey, true)
   if (!nonEmptyString(input.name)) fail(`${at}.name`, 'a non-empty string', input.name)
   return {
     writeKey: input.writeKey,
@@ -259,7 +261,7 @@ const BEARER_TOKEN = /^[\x21-\x7e]+$/
  * never shown: it is a credential.
  */
 function checkAdminToken(token: unknown): void {
-  if (!nonEmptyString(token)) fail('adminToken', 'a non-empty string', token)
+  if (!nonEmptyString(token)) fail('adminToken', 'a non-empty string', token, true)
   if (BEARER_TOKEN.test(token)) return
   const chars = [...token]
   const at = chars.findIndex((c) => !BEARER_TOKEN.test(c))

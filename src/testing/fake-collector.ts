@@ -13,6 +13,7 @@ import { resolveEndpoint } from '../client/options.js'
 import { unknownOption } from '../closest.js'
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
+import { describeSecret } from '../webhooks/signature.js'
 
 export interface FakeCollectorOptions {
   /** The only write key accepted. Default: any key (a request with no key is still a 401). */
@@ -111,7 +112,7 @@ function checkOptions(options: unknown): { endpoint: string; writeKey: string | 
   for (const key of Object.keys(options)) if (key !== 'writeKey' && key !== 'endpoint') throw unknownOption('', key, ['writeKey', 'endpoint'])
   const { writeKey } = options
   if (writeKey !== undefined && (typeof writeKey !== 'string' || writeKey === '')) {
-    throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describe(writeKey)}.`)
+    throw new ConfigError('writeKey', `Expected \`writeKey\` to be a non-empty string, got ${describeSecret(writeKey)}.`)
   }
   return { endpoint: options.endpoint === undefined ? DEFAULT_ENDPOINT : resolveEndpoint(options.endpoint), writeKey }
 }

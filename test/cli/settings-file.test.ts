@@ -36,4 +36,16 @@ describe('fileSettings', () => {
     expect(await fileSettings(path).save('default', { enabled: false })).toBe(false)
     expect(readFileSync(path, 'utf8')).toBe(text)
   })
+
+  // JSON.parse's message quoted the text around the problem: here, the write key.
+  it('a file edited since the start into something that is not JSON: refused with the position, not the text', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'settings-file-'))
+    const path = join(dir, 'collector.json')
+    const text = '{"sources":[{"name":"web","writeKey":WRITEKEY_SECRET_abcd1234}]}'
+    writeFileSync(path, text)
+    await expect(fileSettings(path).save('web', { enabled: false })).rejects.toThrow(
+      new Error(`${path} is no longer valid JSON: expected a value (an object, array, string, number, true, false or null) at position 37 (line 1, column 38); the change is not written.`),
+    )
+    expect(readFileSync(path, 'utf8')).toBe(text)
+  })
 })

@@ -17,6 +17,7 @@ import { badRequest, fromMessageError } from '../http/errors.js'
 import { assign, mergeUnder } from '../../message/merge.js'
 import { eventTime } from './event-time.js'
 import { parseExact, stringifyExact, type ParsedJson } from '../../message/exact-json.js'
+import { describeJsonSyntaxError } from '../../message/json-syntax.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 
@@ -27,9 +28,9 @@ export function parseJson(text: string): ParsedJson {
   if (text.trim() === '') throw badRequest('INVALID_JSON', 'Request body is empty; expected JSON.', 'body')
   try {
     return parseExact(text)
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
-    throw badRequest('INVALID_JSON', `Request body is not valid JSON: ${reason}`, 'body')
+  } catch {
+    // Not the parser's message: it quotes the body, where a write key may be.
+    throw badRequest('INVALID_JSON', `Request body is not valid JSON: ${describeJsonSyntaxError(text)}.`, 'body')
   }
 }
 
