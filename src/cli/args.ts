@@ -91,7 +91,23 @@ const VALUE_NAMES: Record<string, string> = {
   port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
 }
 
+/** The flags that take one value: given twice, the first was dropped without a word. */
+const SINGLE_VALUED = Object.entries(OPTIONS).filter(([, option]) => option.type === 'string' && !('multiple' in option)).map(([name]) => name)
+
 type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number]
+
+/** Refuses a single-valued flag given more than once, naming it (not its values: they may be secrets). */
+function refuseRepeated(tokens: readonly Token[]): void {
+  const seen = new Set<string>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || !SINGLE_VALUED.includes(token.name)) continue
+    if (seen.has(token.name)) {
+      const more = token.name === 'write-key' ? ' (one source per --write-key; more sources go in --config)' : ''
+      throw new UsageError(`--${token.name} is given more than once; give it once${more}.`)
+    }
+    seen.add(token.name)
+  }
+}
 
 /**
  * The message for an argument that is no flag's value. After a flag's value it is most likely the
@@ -149,10 +165,12 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const { values, positionals, tokens } = parsed
   if (values.help) return { kind: 'help' }
   if (values.version) return { kind: 'version' }
+  refuseRepeated(tokens)
   // main() adds 'Run "isomorphic-analytics collect --help" for usage.' to every UsageError.
   if (positionals.length === 0) throw new UsageError('Missing command; the command is "collect".')
   if (positionals[0] !== 'collect') throw new UsageError(`Unknown command "${positionals[0]}"; the command is "collect".`)
   if (positionals.length > 1) throw new UsageError(unexpectedArgument(tokens))
+  if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host expects an address (--host ADDR, e.g. 127.0.0.1 or 0.0.0.0), got "".')
 
   const file = values.config === undefined ? {} : readConfigFile(values.config)
   const { port: filePort, host: fileHost, ...fileConfig } = file

@@ -120,6 +120,31 @@ describe('CLI error messages', () => {
     expect(await refusal(['collect', '--config', path])).toBe(message)
   })
 
+  // The first value was dropped without a word (two --write-key: only the second key worked).
+  it.each<[string, string, string]>([
+    ['write-key', 'AAAAAAAAAAAA1111', 'BBBBBBBBBBBB2222'],
+    ['shared-secret', 'SHARED_SECRET_1111', 'SHARED_SECRET_2222'],
+    ['admin-token', 'ADMIN_TOKEN_1111', 'ADMIN_TOKEN_2222'],
+    ['name', 'web', 'app'],
+    ['port', '8701', '8702'],
+    ['host', '127.0.0.1', '0.0.0.0'],
+    ['queue', 'redis://127.0.0.1:1', 'redis://127.0.0.1:2'],
+    ['drain-timeout', '1000', '2000'],
+    ['progress-interval', '1000', '2000'],
+  ])('--%s given twice exits 2 naming it, without its values', async (flag, first, second) => {
+    const source = flag === 'write-key' ? [] : ['--write-key', 'K', '--webhook', HOOK]
+    const more = flag === 'write-key' ? ' (one source per --write-key; more sources go in --config)' : ''
+    const cli = run(['collect', ...source, `--${flag}`, first, `--${flag}=${second}`])
+    expect(await cli.exit).toBe(2)
+    expect(cli.stderr()).toBe(`isomorphic-analytics: --${flag} is given more than once; give it once${more}.\n${USAGE}`)
+  })
+
+  it('--config given twice, and an empty --host, exit 2 too', async () => {
+    const path = configFile('twice.json', { sources: [{ writeKey: 'K', name: 'web' }] })
+    expect(await refusal(['collect', '--config', path, '--config', path])).toBe('--config is given more than once; give it once.')
+    expect(await refusal(['collect', '--write-key', 'K', '--host', ''])).toBe('--host expects an address (--host ADDR, e.g. 127.0.0.1 or 0.0.0.0), got "".')
+  })
+
   it('shows a write key, shared secret or admin token too short to mask as "hidden", not a lone "…"', async () => {
     const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', HOOK, '--shared-secret', 's3cret', '--admin-token', 'T0KEN'], { DEBUG: 'analytics:cli' })
     await cli.waitFor(/Press Ctrl\+C to stop/)
