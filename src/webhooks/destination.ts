@@ -25,7 +25,7 @@ import {
   type WebhookDestinationOptions,
 } from './options.js'
 import { givenBody, jsonOf } from './body.js'
-import { finalError } from './final-error.js'
+import { finalError, lateRetry } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
 
@@ -194,6 +194,17 @@ export class WebhookDestination {
     if (outcome.deliveredBy >= 0 || outcome.retry.length === 0 || retryWindow === 0) return undefined
     const delay = retryDelay(attempts, backoff, random(), outcome.retryAfterMs)
     return now() + delay - firstAttemptAt > retryWindow ? undefined : delay
+  }
+
+  /**
+   * For a caller that owns the schedule, when a retry `nextRetryDelay` gave is about to start: why
+   * it may not (it would start past the retry window measured from `firstAttemptAt`, having come
+   * due while nothing could run it), or `undefined` when it may.
+   */
+  retryTooLate(firstAttemptAt: number): string | undefined {
+    const { retryWindow, now } = this.#options
+    const elapsed = now() - firstAttemptAt
+    return elapsed > retryWindow ? lateRetry(retryWindow, elapsed) : undefined
   }
 
   /** Why a delivery `nextRetryDelay` ended failed, worded as `deliver()`'s (naming the window if it ended it). */

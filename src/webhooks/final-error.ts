@@ -49,6 +49,14 @@ export function finalError(end: DeliveryEnd): AnalyticsError {
   return restated(error, `${error.message.replace(/\.$/, '')}; no retry: ${why}.`)
 }
 
+/**
+ * Why a retry that came due inside the retry window is not made when it can only start after it
+ * (a durable queue's retry due while no process ran): `elapsed` ms after the first attempt.
+ */
+export function lateRetry(retryWindow: number, elapsed: number): string {
+  return `the retry window (${span(retryWindow)} from the first attempt) ended before it could start (${(elapsed / 1000).toFixed(1)} s after the first attempt)`
+}
+
 /** `error` with another message and itself as `cause`: a genuine Error of the same class, with its fields. */
 function restated(error: AnalyticsError, message: string): AnalyticsError {
   const copy = Object.assign(new AnalyticsError(error.code, message, { cause: error }), error)

@@ -233,12 +233,26 @@ export class JobRunner {
     const data = job.data as DeliverData
     const destination = this.deps.destinations.get(data.s)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
+    // Due inside the window but run after it (no process ran it in time: they were all stopped,
+    // or busy): failed for good, not attempted, as a retry scheduled past the window would be.
+    const tooLate = data.f === undefined ? undefined : destination.retryTooLate(data.f)
+    if (tooLate !== undefined) return this.#expired(data, tooLate)
     const outcome = await this.#attempt(destination, data)
     if (outcome === STOPPED) return this.#handBack(job, token, 0)
     if (outcome === undefined) return
     await job.updateData(outcome.retry)
     await job.moveToDelayed(Date.now() + outcome.delay, token)
     throw new this.deps.bullmq.DelayedError()
+  }
+
+  /** A retry whose window ended before it could start: failed after the attempts it had. */
+  #expired(data: DeliverData, why: string): void {
+    const { counters, tally, log } = this.deps
+    log(`${data.s}: ${data.t} failed after ${count(data.n, 'attempt')}: no retry: ${why}.`)
+    if (data.r !== undefined) this.deps.traces?.(data.r).settled(false, [])
+    tally.failed(data.s)
+    counters.add(`${data.s}|pending`, -1)
+    counters.add(`${data.s}|retrying`, -1)
   }
 
   /**

@@ -182,6 +182,29 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
       }
     }, 45_000)
 
+    it('a retry that came due while no collector ran, and can only start past the retry window, fails for good without an attempt', async () => {
+      // Retry-After 2 s inside a 4 s window: due at ~2 s, while no collector runs; the next one
+      // starts at ~4.5 s, past the window.
+      const receiver = await startReceiver(() => 503, () => 0, () => (receiver.attempts.length === 1 ? 2 : undefined))
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '4000' })
+        const before = await a.stats()
+        expect(await send(a.url, batchText(22_000, 1))).toBe(200)
+        await until(() => receiver.attempts.length >= 1, 'the first attempt')
+        await until(async () => (await waitingRetries(server.url, 'm-22000')) === 1, 'the retry in the queue server')
+        await stop(a, 'SIGKILL')
+        await until(() => Date.now() - receiver.attempts[0].at > 4500, 'the retry window to end', 10_000)
+        const b = await collector({ WEBHOOK: receiver.url, RETRY_WINDOW: '4000', DEBUG: 'analytics:collector' })
+        await until(async () => (await b.stats()).failed - before.failed === 1, 'the delivery to fail for good', 15_000)
+        expect(receiver.attempts.map((r) => r.messageId)).toEqual(['m-22000'])
+        expect(b.stderr()).toMatch(/web: track failed after 1 attempt: no retry: the retry window \(4 seconds from the first attempt\) ended before it could start \(\d+\.\d s after the first attempt\)\./)
+        await until(async () => (await b.stats()).retrying === before.retrying, 'no longer counted retrying')
+        await stop(b)
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
+
     it('SIGTERM: exits within the drain timeout + 1 s and leaves the rest in the server for the next process', async () => {
       let slow = true
       const receiver = await startReceiver(() => 200, () => (slow ? 3000 : 0))
