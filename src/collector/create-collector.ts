@@ -15,6 +15,7 @@ import {
   type DeletionRequest,
   type Dispatch,
 } from './admin/requests.js'
+import { RoomWaits } from './admin/room-waits.js'
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
 import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from './admin/stats.js'
 import { BullmqQueue } from './delivery/bullmq-queue.js'
@@ -166,6 +167,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     queue,
     memberships: shared ? new SharedMemberships(shared) : new MemoryMemberships(),
     turns: new Map(),
+    rooms: new RoomWaits(),
     maxPending: config.maxPendingDeliveries,
     log,
     ...(recording && { console: recording }),
@@ -209,7 +211,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   })
   const core = createHandler({
     ingest,
-    admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, deletion, audience, stats: report },
+    admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, durable: queue.durable, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
     tally,
     log,
@@ -236,6 +238,10 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
     // Everything is done within the drain timeout plus a second, whatever the queue server does.
     const deadline = Date.now() + timeoutMs + 1_000
+    // Admin payloads waiting for room: queued before the drain (memory: it attempts and counts
+    // them), or given up on (a queue server: their requests are answered 503, not 200).
+    if (queue.durable) void admin.rooms.stop()
+    else await admin.rooms.stop()
     const { drained, pending, stopped, reached } = await queue.close(timeoutMs)
     sharedConsole?.close()
     // A bus that did not say goodbye in time waits on a server that does not answer: dropped.

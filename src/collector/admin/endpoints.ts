@@ -10,12 +10,14 @@ import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
 import type { StatsReport } from './stats.js'
-import type { AudienceSyncRequest, DeletionRequest, Dispatch } from './requests.js'
+import { NoRoomError, type AudienceSyncRequest, type DeletionRequest, type Dispatch } from './requests.js'
 
 export type AdminRoute = 'deletions' | 'audiences' | 'stats'
 
 export interface AdminContext {
   adminToken: string
+  /** Deliveries live in a queue server: nothing is answered 200 before it is there. */
+  durable: boolean
   deletion(request: DeletionRequest): Dispatch
   audience(request: AudienceSyncRequest): Promise<Dispatch>
   stats(): Promise<StatsReport>
@@ -25,10 +27,12 @@ export interface AdminContext {
 const QUEUED_WAIT_MS = 5_000
 
 /**
- * `POST /v1/deletions` and `POST /v1/audiences` answer once the payloads are queued, or after
- * 5 s with `"queuing": true` while a large audience still waits for room under the backlog
- * limit (it keeps going in the background); an audience sync still waiting then for an earlier
- * sync of that audience to be queued (its turn) is answered without `sent`, not yet known.
+ * `POST /v1/deletions` and `POST /v1/audiences` answer once the payloads are queued. In memory,
+ * also after 5 s with `"queuing": true` while a large audience still waits for room under the
+ * backlog limit (it keeps going in the background); an audience sync still waiting then for an
+ * earlier sync of that audience to be queued (its turn) is answered without `sent`, not yet
+ * known. With a queue server, only once every payload is there: what found no room in time is
+ * answered 503 `BACKLOG_FULL` (Retry-After), the queue server away 503 `QUEUE_UNAVAILABLE`.
  * `GET /v1/stats`.
  */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
@@ -49,6 +53,13 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
       route === 'deletions'
         ? Promise.resolve(context.deletion(body as DeletionRequest))
         : context.audience(body as AudienceSyncRequest)
+    if (context.durable) {
+      // Held in this process after the answer, a payload would be lost with it (SIGTERM, a crash).
+      // Bounded: each sync before it in its turn, and this one, wait for room 5 s at most.
+      const dispatch = await dispatching
+      await dispatch.queued
+      return jsonResponse(200, { success: true, sources: dispatch.sources, sent: dispatch.payloads.length })
+    }
     const made = await valueWithin(dispatching, QUEUED_WAIT_MS)
     if (made === undefined) {
       // Its turn comes later, in the background (a failure then is in the collector's log).
@@ -64,6 +75,8 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
       ...(!queued && { queuing: true }),
     })
   } catch (error) {
+    if (error instanceof NoRoomError) throw retryLater(error.closing ? 'CLOSED' : 'BACKLOG_FULL', `${error.message} Retry later.`)
+    if (error instanceof QueueUnavailableError) throw retryLater('QUEUE_UNAVAILABLE', `${error.message} Retry later.`)
     throw fromMessageError(error, '') ?? error
   }
 }

@@ -11,8 +11,9 @@ import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webho
 import { deferredTrace, type AcceptOptions, type DeferredTrace, type Forward } from '../console/recorder.js'
 import type { DeliveryQueue, DeliveryTrace, QueuedDelivery } from '../delivery/queue.js'
 import type { SourceRuntime } from '../sources.js'
-import type { Logger } from '../../logger.js'
+import { count, type Logger } from '../../logger.js'
 import type { MembershipStore } from '../state/memberships.js'
+import type { RoomWaits } from './room-waits.js'
 
 /**
  * With the console: its record, where each payload is recorded once queued (as ingest records
@@ -35,6 +36,8 @@ export interface AdminState {
   maxPending: number
   log: Logger
   console?: AdminRecord
+  /** The sends waiting for room; `close()` stops their waits before the queue's drain. */
+  rooms: RoomWaits
 }
 
 export interface DeletionRequest {
@@ -58,7 +61,8 @@ export interface Dispatch {
   payloads: WebhookPayload[]
   /**
    * Resolves once every payload is queued (offered in chunks that fit under the backlog limit);
-   * rejects when the queue refused them (the collector closed, the queue server failed).
+   * rejects when the queue refused them (the collector closed, the queue server failed) or, with
+   * a queue server, when some found no room in time (`NoRoomError`): the others are queued.
    */
   queued: Promise<void>
   /**
@@ -129,36 +133,61 @@ function record(state: AdminState, chunk: readonly Delivery[], origin: Origin): 
 
 /** How long to wait for room in the backlog before offering a chunk again. */
 const ROOM_WAIT_MS = 100
+/**
+ * With a queue server, how long a request's payloads wait for room in all: then what is not
+ * queued is given up on (`NoRoomError`, answered 503), never held in this process's memory,
+ * where a stop or a crash would lose it.
+ */
+export const ROOM_WAIT_LIMIT_MS = 5_000
+
+/** Payloads not queued in time under the backlog limit (with a queue server); the rest was queued. */
+export class NoRoomError extends Error {
+  override name = 'NoRoomError'
+  constructor(message: string, readonly closing: boolean) {
+    super(message)
+  }
+}
 
 /**
  * Queues the payloads in chunks that fit under each source's backlog limit, waiting for room
  * between them, so a large audience never pushes the backlog past it (ingest keeps its share).
- * With a queue server, `settled` resolves once every payload is held there: delivering them is
- * then the queue's business (any process's), counted in `GET /v1/stats`.
+ * In memory the wait has no bound; with a queue server it ends after `ROOM_WAIT_LIMIT_MS`, and
+ * `queued` rejects with a `NoRoomError` for what is not in the server. `remember` is told what
+ * was queued (all, or only some when `queued` rejects) before `queued` settles.
+ * With a queue server, `settled` resolves once every payload is held there (or given up on):
+ * delivering them is then the queue's business (any process's), counted in `GET /v1/stats`.
  */
-function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]]>, origin: Origin, afterQueued?: () => Promise<void>): Dispatch {
+function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]]>, origin: Origin, remember?: (queued: readonly WebhookPayload[], all: boolean) => Promise<void>): Dispatch {
   const { queue } = state
   const outcomes: Promise<boolean>[] = []
   const size = Math.max(1, Math.min(CHUNK, state.maxPending))
   const holding: Promise<void>[] = []
+  const done: WebhookPayload[] = []
   const deletion = origin.origin === 'deletion'
+  const deadline = Date.now() + ROOM_WAIT_LIMIT_MS
   for (const [source, payloads] of targets) {
     const deliveries = payloads.map((payload, i) => {
       let onSettled!: (delivered: boolean) => void
       outcomes.push(new Promise<boolean>((resolve) => (onSettled = resolve)))
       return delivery(state, source.name, payload, state.console !== undefined && (deletion || i < RECORDED_PER_SYNC), deletion, onSettled)
     })
-    holding.push((async () => {
+    const sending = (async () => {
       let i = 0
       try {
         while (i < deliveries.length) {
           const chunk = deliveries.slice(i, i + size)
-          if (!(await queue.enqueue(chunk))) {
-            await new Promise((resolve) => setTimeout(resolve, ROOM_WAIT_MS))
+          const closing = state.rooms.stopped
+          if (!(await queue.enqueue(chunk, { ignoreLimit: closing && !queue.durable }))) {
+            if (queue.durable && (closing || Date.now() >= deadline)) {
+              const why = closing ? 'the collector is closing' : `too many deliveries pending, no room within ${ROOM_WAIT_LIMIT_MS / 1000} s`
+              throw new NoRoomError(`Source "${source.name}": ${deliveries.length - i} of its ${count(deliveries.length, 'payload')} not queued (${why}).`, closing)
+            }
+            await state.rooms.wait(ROOM_WAIT_MS)
             continue
           }
           record(state, chunk, origin)
           if (queue.durable) for (const d of chunk) d.onSettled(false)
+          done.push(...chunk.map((d) => d.payload))
           i += chunk.length
         }
       } catch (error) {
@@ -166,9 +195,17 @@ function send(state: AdminState, targets: Array<[SourceRuntime, WebhookPayload[]
         for (const d of deliveries.slice(i)) d.onSettled(false)
         throw error
       }
-    })())
+    })()
+    state.rooms.track(sending)
+    holding.push(sending)
   }
-  const queued = Promise.all(holding).then(() => afterQueued?.())
+  const queued = Promise.allSettled(holding).then(async (results) => {
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failure === undefined) return remember?.(done, true)
+    // What was queued is remembered even so: the sender's retry sends only the rest.
+    if (done.length > 0) await remember?.(done, false).catch((error: Error) => state.log(`what was queued not remembered: ${error.message}`))
+    throw failure.reason
+  })
   queued.catch(() => {})
   const settled = Promise.all(outcomes).then((results) => {
     const delivered = results.filter(Boolean).length
@@ -208,6 +245,17 @@ function changes(audience: string, previous: readonly string[], members: readonl
   }
 }
 
+/** `previous` with the changes of the identify payloads `queued` made (a sync cut short: only those). */
+function applied(previous: readonly string[], queued: readonly WebhookPayload[]): string[] {
+  const members = new Set(previous)
+  for (const payload of queued) {
+    if (payload.type !== 'identify' || payload.userId == null) continue
+    if (Object.values(payload.traits ?? {})[0] === true) members.add(payload.userId)
+    else members.delete(payload.userId)
+  }
+  return [...members]
+}
+
 /**
  * Runs `start` once the turn of every earlier sync of `key` has ended: when its payloads were
  * queued and its membership remembered, or when it failed (the old membership kept). A sync can
@@ -223,8 +271,9 @@ function inTurn(turns: Map<string, Promise<void>>, key: string, start: () => Pro
 
 /**
  * The identify payloads of an audience's membership changes since its previous sync on this
- * source (every member on the first sync). The membership is remembered once every payload is
- * queued (so a sync cut short is diffed again, from the old base, next time); a source without
+ * source (every member on the first sync). The membership is remembered once the payloads are
+ * queued; of a sync cut short, only the changes that were queued (so the next sync, or the same
+ * one sent again, sends the rest); a source without
  * an enabled destination sends nothing and remembers nothing. Syncs of one audience take turns:
  * one started before the previous one is queued (an `await` of this promise does not wait for
  * that) waits for it, and diffs against the membership it leaves.
@@ -251,6 +300,7 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
       state.log(`${source.name}: audience ${JSON.stringify(audience)} not synced: ${(error as Error).message}`)
       throw error
     }
-    return send(state, [[source, changes(audience, previous ?? [], members)]], origin, () => memberships.set(source.name, audience, members))
+    return send(state, [[source, changes(audience, previous ?? [], members)]], origin, (queued, all) =>
+      memberships.set(source.name, audience, all ? members : applied(previous ?? [], queued)))
   })
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createCollector, ValidationError } from '../../../src/collector/index.js'
 import { recordingFetch } from '../helpers.js'
 
@@ -213,5 +213,28 @@ describe('admin endpoints', () => {
     expect((await collector.fetch(admin('/v1/audiences', { source: 'web', audience: 'VIP', members: [] }))).status).toBe(404)
     const other = await collector.fetch(admin('/v1/nothing', {}))
     expect(await other.json()).toMatchObject({ error: { message: 'No endpoint at /v1/nothing.' } })
+  })
+})
+
+describe('close() with admin payloads waiting for room (memory)', () => {
+  it('queues them for the drain: its report counts them among the deliveries not made', async () => {
+    vi.useFakeTimers()
+    try {
+      // A receiver that never answers (until the drain cancels the request), one delivery at most.
+      const hanging: typeof fetch = (_, init) => new Promise((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)))
+      const collector = createCollector({ sources: [{ writeKey: 'K1', name: 'web', webhooks: { urls: [{ url: 'https://web.test/' }] } }], fetch: hanging, maxPendingDeliveries: 1 })
+      const track = new Request('http://c.test/v1/track', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('K1:')}` }, body: '{"event":"E","userId":"u"}' })
+      expect((await collector.fetch(track)).status).toBe(200)
+      const dispatch = collector.requestDeletion({ userId: 'gone' })
+      await vi.advanceTimersByTimeAsync(1_000)
+      const closing = collector.close(500)
+      await vi.advanceTimersByTimeAsync(1_000)
+      const report = await closing
+      expect(report.pending).toBe(2)
+      expect(report.stats.failed).toBe(2)
+      expect(await dispatch.settled).toEqual({ delivered: 0, failed: 1 })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -253,6 +253,38 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
       }
     }, 30_000)
 
+    it('admin requests with the backlog full: nothing answered 200 before it is in the server; a sync cut short remembers what it queued, a SIGTERM loses nothing', async () => {
+      // The receiver holds every attempt open until `up`: what is queued stays pending.
+      let up = false
+      const receiver = await startReceiver(() => 200, () => (up ? 0 : 60_000))
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, MAX_PENDING: '3' })
+        const members = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']
+        // Chunks of 3 (the limit): the first is taken (nothing pending), the rest finds no room.
+        const cut = await admin(a.url, '/v1/audiences', { source: 'web', audience: 'Partial', members })
+        expect(cut.status).toBe(503)
+        expect(cut.headers.get('retry-after')).toBe('5')
+        expect(((await cut.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'BACKLOG_FULL', message: expect.stringContaining('4 of its 7 payloads not queued (too many deliveries pending') })
+        // A deletion waiting for room when the collector is stopped is not answered 200.
+        const waiting = admin(a.url, '/v1/deletions', { userId: 'gone-1' }).then((r) => r.status, () => 'no answer')
+        await new Promise((r) => setTimeout(r, 500))
+        await stop(a)
+        expect(await waiting).not.toBe(200)
+        up = true
+        const b = await collector({ WEBHOOK: receiver.url })
+        // Sent again as told: only what the first one did not queue.
+        const again = await admin(b.url, '/v1/audiences', { source: 'web', audience: 'Partial', members })
+        expect(await again.json()).toEqual({ success: true, sources: ['web'], sent: 4 })
+        expect(await (await admin(b.url, '/v1/deletions', { userId: 'gone-1' })).json()).toEqual({ success: true, sources: ['web'], sent: 1 })
+        const synced = () => new Set(receiver.accepted.filter((r) => r.raw.includes('"traits":{"partial":true}')).map((r) => (JSON.parse(r.raw) as { userId: string }).userId))
+        const deleted = () => receiver.accepted.some((r) => r.raw.includes('"type":"delete"') && r.raw.includes('"gone-1"'))
+        await until(() => synced().size === 7 && deleted(), 'every member and the deletion delivered', 20_000, () => [...synced()].join())
+        await stop(b)
+      } finally {
+        await receiver.close()
+      }
+    }, 45_000)
+
     it('two syncs of one audience sent at once to one process take turns: the second diffs against the first', async () => {
       const receiver = await startReceiver(() => 200)
       try {
