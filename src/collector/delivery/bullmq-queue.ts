@@ -144,7 +144,12 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #open(bullmq: Bullmq): Promise<Opened> {
     // Before any part of BullMQ connects (a refused SELECT leaves a client in database 0).
-    await checkRedisDatabase(this.#server, (drop) => (this.#dropProbe = drop))
+    // A close() that came while the check was being set up drops it at once: it would wait for
+    // an unreachable server for ever.
+    await checkRedisDatabase(this.#server, (drop) => {
+      this.#dropProbe = drop
+      if (this.#closing !== undefined) drop()
+    })
     if (this.#closing !== undefined) throw new Error('The collector closed before its queue server could be opened.')
     const queue: Queue = bullmqQueue(bullmq, this.#server, QUEUE_NAME)
     queue.on('error', (error) => this.#report('queue server', error))
