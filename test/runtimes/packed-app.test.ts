@@ -82,16 +82,25 @@ afterAll(() => scratch?.remove())
 
 const requireFromRoot = createRequire(join(ROOT, 'package.json'))
 
+/** The worker bundle's size budget, bytes (webpack's own hint is at 250,000). */
+const WORKER_BUDGET = 262_144
+
 describe('a browser app and a worker built from the packed package', () => {
-  it('webpack 5 (target web, production): no warning, no error, no Node built-in', async () => {
+  // webpack's only allowed warning is its performance hint on the worker (assets over 244 KiB):
+  // the worker serving the collector is about 250 KiB, half of it ajv for tracking plans (see the
+  // README's Runtimes table). Held to WORKER_BUDGET instead; the app has no warning at all.
+  it('webpack 5 (target web, production): no error, no Node built-in, no warning but the worker\'s size hint, within its budget', async () => {
     const webpack = requireFromRoot('webpack') as typeof import('webpack')
     const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
       webpack({ mode: 'production', target: 'web', context: scratch.dir, entry: { main: './src/main.js', worker: './src/worker.js' }, output: { path: join(scratch.dir, 'out-webpack') } }, (error, result) =>
         error ? reject(error) : resolve(result!)),
     )
-    const info = stats.toJson({ all: false, warnings: true, errors: true, modules: true })
+    const info = stats.toJson({ all: false, warnings: true, errors: true, modules: true, assets: true })
     expect(info.errors?.map((e) => e.message)).toEqual([])
-    expect(info.warnings?.map((w) => w.message)).toEqual([])
+    const sizeHint = (message: string) => /^(asset|entrypoint) size limit: [\s\S]*\bworker\b/.test(message) && !/\bmain\.js\b/.test(message)
+    expect(info.warnings?.map((w) => w.message).filter((message) => !sizeHint(message) && !/^webpack performance recommendations/.test(message))).toEqual([])
+    const worker = info.assets?.find((asset) => asset.name === 'worker.js')
+    expect(worker?.size).toBeLessThan(WORKER_BUDGET)
     expect((info.modules ?? []).map((m) => m.name ?? '').filter((name) => /node:|cross-fetch\/dist\/node|node-fetch/.test(name))).toEqual([])
   }, 60_000)
 
