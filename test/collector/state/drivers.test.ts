@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { bullmqConnection, reconnectDelay } from '../../../src/collector/state/drivers.js'
 
 describe('bullmqConnection', () => {
-  it('Redis: host and port (6379 when the URL has none), no retry cap on commands (BullMQ requires it), a short disconnection', () => {
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://127.0.0.1:6380' })).toEqual({ host: '127.0.0.1', port: 6380, maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://queue.internal' })).toEqual({ host: 'queue.internal', port: 6379, maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
+  it('Redis: host and port (6379 when the URL has none), database 0 when it names none, no retry cap on commands (BullMQ requires it), a short disconnection', () => {
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://127.0.0.1:6380' })).toEqual({ host: '127.0.0.1', port: 6380, db: 0, maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://queue.internal/' })).toEqual({ host: 'queue.internal', port: 6379, db: 0, maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
   })
 
   it('Redis: decoded credentials, `/N` as the database, TLS for rediss:', () => {
@@ -21,7 +21,7 @@ describe('bullmqConnection', () => {
       retryStrategy: reconnectDelay,
     })
     // A password alone (Redis before ACLs): no username.
-    expect(bullmqConnection({ kind: 'redis', url: 'redis://:secret@127.0.0.1:6379' })).toEqual({ host: '127.0.0.1', port: 6379, password: 'secret', maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
+    expect(bullmqConnection({ kind: 'redis', url: 'redis://:secret@127.0.0.1:6379' })).toEqual({ host: '127.0.0.1', port: 6379, password: 'secret', db: 0, maxRetriesPerRequest: null, disconnectTimeout: 100, retryStrategy: reconnectDelay })
   })
 
   it('Redis: reconnects within a second of the server coming back, however long it was away (BullMQ\'s own waits grow to 20 s)', () => {
