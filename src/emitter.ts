@@ -41,8 +41,4 @@ export class Emitter<Events> {
       }
     }
   }
-
-  removeAll(): void {
-    this.#listeners.clear()
-  }
 }

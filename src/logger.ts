@@ -59,7 +59,8 @@ export function createLogger(namespace: LogNamespace, enabled: boolean, sink: (l
     const now = Date.now()
     const delta = last === 0 ? 0 : now - last
     last = now
-    const extra = details.length > 0 ? ' ' + details.map(formatDetail).join(' ') : ''
+    // The client passes no details (the browser build leaves them out).
+    const extra = !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && details.length > 0 ? ' ' + details.map(formatDetail).join(' ') : ''
     sink(`${namespace} ${message}${extra} +${delta}ms`)
   }
   return Object.assign(log, { enabled: true }) as Logger

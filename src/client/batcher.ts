@@ -7,29 +7,27 @@
 import { MAX_BATCH_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
 import type { QueuedMessage } from './build-message.js'
-import { LIBRARY } from './build-message.js'
+import { LIBRARY_CONTEXT } from './build-message.js'
 
-const ENVELOPE_CONTEXT = JSON.stringify({ library: LIBRARY })
 /** Same length as any `Date#toISOString()` of years 0–9999. */
 const SENT_AT_PLACEHOLDER = '2000-01-01T00:00:00.000Z'
 
 /** Builds request bodies for one write key; `plainText` adds `writeKey` (the CORS-free form). */
 export class BodyBuilder {
-  readonly #tail: (sentAt: string) => string
+  /** The body around `batch`, its messages' JSON joined by commas. */
+  readonly #body: (batch: string, sentAt: string) => string
   /** Bytes of the envelope around the messages. */
   readonly overhead: number
 
   constructor(writeKey: string, plainText: boolean) {
     const key = plainText ? `,"writeKey":${JSON.stringify(writeKey)}` : ''
-    this.#tail = (sentAt) => `],"sentAt":"${sentAt}","context":${ENVELOPE_CONTEXT}${key}}`
-    this.overhead = utf8ByteLength(`{"batch":[${this.#tail(SENT_AT_PLACEHOLDER)}`)
+    this.#body = (batch, sentAt) => `{"batch":[${batch}],"sentAt":"${sentAt}","context":${LIBRARY_CONTEXT}${key}}`
+    this.overhead = utf8ByteLength(this.#body('', SENT_AT_PLACEHOLDER))
   }
 
   /** The body's JSON text. */
   build(messages: readonly QueuedMessage[], sentAt: string): string {
-    let body = '{"batch":['
-    for (let i = 0; i < messages.length; i++) body += (i === 0 ? '' : ',') + messages[i].json
-    return body + this.#tail(sentAt)
+    return this.#body(messages.map((m) => m.json).join(), sentAt)
   }
 
   /** The body's exact UTF-8 size, without building it. */
@@ -49,17 +47,17 @@ export function splitIntoBatches(
 ): QueuedMessage[][] {
   const batches: QueuedMessage[][] = []
   let current: QueuedMessage[] = []
-  let bytes = overhead
+  // Its messages' bytes and the comma after each: one more makes a body of `overhead + bytes + its bytes`.
+  let bytes = 0
   for (const item of messages) {
-    const added = item.bytes + (current.length === 0 ? 0 : 1)
-    if (current.length > 0 && (current.length >= maxCount || bytes + added > maxBodyBytes)) {
+    if (current.length && (current.length >= maxCount || overhead + bytes + item.bytes > maxBodyBytes)) {
       batches.push(current)
       current = []
-      bytes = overhead
+      bytes = 0
     }
-    bytes += item.bytes + (current.length === 0 ? 0 : 1)
     current.push(item)
+    bytes += item.bytes + 1
   }
-  if (current.length > 0) batches.push(current)
+  if (current.length) batches.push(current)
   return batches
 }

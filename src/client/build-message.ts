@@ -49,8 +49,11 @@ function nowIso(): string {
   return lastIso
 }
 
-/** `context` of a message with none of its own and no default: the library only, as JSON. */
-const LIBRARY_CONTEXT = JSON.stringify({ library: LIBRARY })
+/**
+ * `context` of a message with none of its own and no default, and of every batch: the library
+ * only, as JSON.
+ */
+export const LIBRARY_CONTEXT = JSON.stringify({ library: LIBRARY })
 
 export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): BuiltMessage {
   validateMessage(type, input)

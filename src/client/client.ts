@@ -63,11 +63,11 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
         if (this.#log.enabled) this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
-        if (this.#events.listenerCount('flush') > 0) this.#events.emit('flush', withMessages(batch, { status }))
+        if (this.#events.listenerCount('flush')) this.#events.emit('flush', withMessages(batch, { status }))
       },
       retrying: (batch, attempt, error) => {
         this.#stats.retries++
-        if (this.#events.listenerCount('retry') > 0) this.#events.emit('retry', withMessages(batch, { attempt, error }))
+        if (this.#events.listenerCount('retry')) this.#events.emit('retry', withMessages(batch, { attempt, error }))
       },
       failed: (error) => {
         this.#stats.failed += error.messages.length
@@ -156,7 +156,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   flush(): Promise<FlushResult> {
     // Messages waiting for an async schema verdict were queued before this call: wait for them
     // (holding the process meanwhile too).
-    if (this.#validated.size > 0) {
+    if (this.#validated.size) {
       const release = holdProcess()
       return this.#validated.settled().then(() => this.#flushNow()).finally(release)
     }
@@ -166,7 +166,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #flushNow(): Promise<FlushResult> {
     this.#dispatchQueue()
     const pending = [...this.#pending]
-    if (pending.length === 0) return Promise.resolve({ delivered: 0, failed: 0 })
+    if (!pending.length) return Promise.resolve({ delivered: 0, failed: 0 })
     const release = holdProcess()
     return Promise.all(pending).then((outcomes) => {
       release()
@@ -260,7 +260,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     queueMicrotask(() => {
       this.#dispatchScheduled = false
       const full = this.#fullBatches()
-      if (full > 0) this.#dispatchQueue(false, full)
+      if (full) this.#dispatchQueue(false, full)
     })
   }
 
@@ -273,9 +273,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #dispatchQueue(pageHide = false, take = this.#queue.length): void {
     this.#clearTimer()
     this.#lastFlush = Date.now()
-    if (take === 0) return
+    if (!take) return
     const queued = this.#queue.splice(0, take)
-    if (this.#queue.length > 0) this.#armTimer()
+    if (this.#queue.length) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, pageHide ? KEEPALIVE_BODY_BYTES : undefined)
     if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
@@ -315,14 +315,14 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   /** The page is hidden or unloading: send what is queued with `keepalive`, within its budget. */
   #onPageHide(): void {
-    if (this.#queue.length === 0) return
+    if (!this.#queue.length) return
     this.#log('page hidden; sending queued messages with keepalive')
     this.#dispatchQueue(true)
   }
 
   #report(error: AnalyticsError): void {
     this.#log(`failed: ${error.message} (${count(error.messages.length, 'message')})`)
-    if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error)
+    if (this.#events.listenerCount('error')) this.#events.emit('error', error)
     else console.error(`isomorphic-analytics: ${count(error.messages.length, 'message')} not delivered: ${error.message}`)
   }
 }

@@ -49,11 +49,6 @@ async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<
   return new Uint8Array(await new Response(stream).arrayBuffer())
 }
 
-/** The error of a batch that close() stopped: in flight (`cause` is its aborted attempt) or not yet sent. */
-function stoppedError(cause: unknown): AnalyticsError {
-  return new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause })
-}
-
 export class Delivery {
   readonly #options: ResolvedOptions
   readonly #bodies: BodyBuilder
@@ -109,7 +104,8 @@ export class Delivery {
         ])
         return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
       }
-      return this.#fail(batch, this.#stop.signal.aborted ? stoppedError(error) : error)
+      // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
+      return this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
     }
     this.#hooks.delivered(batch, status)
     return { delivered: batch.length, failed: 0 }

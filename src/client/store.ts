@@ -89,7 +89,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   }
 
   // Held until the page dies: a lock is what tells other pages that stored messages have an owner.
-  const forever = () => new Promise(() => {})
+  const forever = new Promise(() => {})
   /** Whether the list under `other` was taken (then the lock is kept: see `claim`). */
   const adoptFrom = (other: string) => {
     const text = storage.getItem(other)
@@ -123,18 +123,18 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     locks.request(other, () => {
       let taken: unknown
       guard(() => (taken = adoptFrom(other)))
-      return taken && forever()
+      return taken && forever
     }).catch(fail)
   }
   locks.request(key, () => {
     locked = true
     write()
     guard(() => {
-      for (let i = 0; i < storage.length; i++) claim(storage.key(i))
+      for (const other of Object.keys(storage)) claim(other)
     })
     // A page opened after this one writes its list later: claimed when it first does.
     addEventListener('storage', (event) => claim(event.key))
-    return forever()
+    return forever
   }).catch(fail)
 
   return {

@@ -11,7 +11,6 @@ import type { StopSignal } from './stop.js'
 
 export interface AttemptRequest {
   url: string
-  method?: string
   headers: Record<string, string>
   body: string | Uint8Array<ArrayBuffer>
   timeoutMs: number
@@ -49,7 +48,7 @@ export async function attemptRequest<R extends HttpAnswer>(
   try {
     if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
     const response = await Promise.race([ended, send(request.url, {
-      method: request.method ?? 'POST',
+      method: 'POST',
       headers: request.headers,
       body: request.body,
       signal: controller.signal,
@@ -77,7 +76,7 @@ async function attemptTimed<R extends HttpAnswer>(send: (url: string, init: Time
   if (request.signal?.aborted) throw new AbortedError('Aborted before the request was sent.')
   try {
     return await send(request.url, {
-      method: request.method ?? 'POST', headers: request.headers, body: request.body, redirect: 'manual', timeoutMs: request.timeoutMs, signal: request.signal,
+      method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', timeoutMs: request.timeoutMs, signal: request.signal,
     })
   } catch (error) {
     throw attemptFailure(error, request, (error as { timedOut?: unknown } | undefined)?.timedOut === true)

@@ -42,10 +42,11 @@ export function attemptsOf(error: unknown): number | undefined {
 }
 
 export async function retry<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  const now = options.now ?? Date.now
-  const random = options.random ?? Math.random
-  const isRetryable = options.isRetryable ?? isRetryableError
-  const start = now()
+  // The browser build's one caller, the client's delivery, sets `exponent`, and none of `now`,
+  // `random`, `isRetryable` and `windowMs` (the webhooks'): that build leaves them out.
+  const browser = typeof __BROWSER__ === 'boolean' && __BROWSER__
+  const now = browser ? Date.now : options.now ?? Date.now
+  const start = browser ? 0 : now()
   let made = 0
   for (let n = 1; ; n++) {
     try {
@@ -54,11 +55,11 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         made = n
         return await attempt(n)
       } catch (error) {
-        if (n > options.retries || !isRetryable(error)) throw error
+        if (n > options.retries || !(browser ? isRetryableError : options.isRetryable ?? isRetryableError)(error)) throw error
         const retryAfterMs = isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
-        const exponent = options.exponent ? options.exponent(n) : n
-        const delayMs = retryDelay(exponent, options.backoff, random(), retryAfterMs)
-        if (options.windowMs !== undefined && now() + delayMs - start > options.windowMs) throw error
+        const exponent = browser ? options.exponent!(n) : options.exponent ? options.exponent(n) : n
+        const delayMs = retryDelay(exponent, options.backoff, (browser ? Math.random : options.random ?? Math.random)(), retryAfterMs)
+        if (!browser && options.windowMs !== undefined && now() + delayMs - start > options.windowMs) throw error
         options.onRetry?.({ attempt: n, error, delayMs })
         await sleep(delayMs, options.signal)
       }
