@@ -313,8 +313,12 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#timer = undefined
   }
 
-  /** The page is hidden or unloading: send what is queued with `keepalive`, within its budget. */
+  /**
+   * The page is hidden or unloading: store what is held (persist), and send what is queued with
+   * `keepalive`, within its budget.
+   */
   #onPageHide(): void {
+    this.#store.hide()
     if (!this.#queue.length) return
     this.#log('page hidden; sending queued messages with keepalive')
     this.#dispatchQueue(true)

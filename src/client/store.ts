@@ -30,9 +30,11 @@ export interface Store {
   add(message: QueuedMessage): void
   /** A batch was settled: each message delivered or failed for good. */
   remove(batch: readonly QueuedMessage[]): void
+  /** The page is hidden or going away: what is held is stored now. */
+  hide(): void
 }
 
-export const memoryStore: Store = { add() {}, remove() {} }
+export const memoryStore: Store = { add() {}, remove() {}, hide() {} }
 
 /**
  * The localStorage store. `adopt` receives the messages that dead pages with the same write key
@@ -44,7 +46,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   const key = prefix + randomUUID()
   /** The messages held (queued or in flight), in order, as their JSON (unique: a messageId each). */
   const held = new Set<string>()
-  /** Writes wait for our lock; after a failure, nothing is kept. */
+  /** Writes wait for our lock (but see `hide`); after a failure, nothing is kept. */
   let locked = false
   let failed = false
   let scheduled = false
@@ -68,8 +70,8 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     fail(error)
     return memoryStore
   }
-  const guard = (fn: () => void) => {
-    if (!locked || failed) return
+  const guard = (fn: () => void, early?: boolean) => {
+    if ((!locked && !early) || failed) return
     try {
       fn()
     } catch (error) {
@@ -79,9 +81,9 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   // One write per synchronous burst: the whole list, already serialised, one message per line
   // (JSON text holds no raw line break), so each is read back as the very text that was queued:
   // a bigint's digits included.
-  const write = () => {
+  const write = (early?: boolean) => {
     scheduled = false
-    guard(() => (held.size ? storage.setItem(key, [...held].join('\n')) : storage.removeItem(key)))
+    guard(() => (held.size ? storage.setItem(key, [...held].join('\n')) : storage.removeItem(key)), early)
   }
   const schedule = () => {
     if (!scheduled) queueMicrotask(write)
@@ -147,6 +149,16 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
       if (failed) return
       for (const m of batch) held.delete(m.json)
       schedule()
+    },
+    // Hidden or leaving before our lock was granted (a task or more after it was asked for): we
+    // write now all the same, or a page that tracks and navigates in one task would keep nothing.
+    // Not sooner: Chromium can grant our lock to a tab already open, told of our key by a storage
+    // event, before it has registered our own earlier request, and that tab takes a live page's
+    // list (chromium-persist-tabs.test.ts, "a tab opened after this one", failed so when pages
+    // wrote before their grant). A page that is leaving loses nothing by it; one merely hidden
+    // this early may have its messages sent twice, by it and that tab.
+    hide() {
+      if (!locked) write(true)
     },
   }
 }

@@ -55,6 +55,31 @@ describe('Chromium: persist', () => {
     await page.close()
   }, 60_000)
 
+  it('a page that tracks and navigates in the same task (endpoint down): the next page delivers its messages', async () => {
+    // Each Web Lock is held at once but its callback runs 1 s late: the grant a page waits for
+    // (a task or more) made long enough to leave in, whatever the machine's speed.
+    const { page, console } = await w.open([`(() => {
+      const request = LockManager.prototype.request
+      LockManager.prototype.request = function (name, callback) {
+        return request.call(this, name, (lock) => new Promise((r) => setTimeout(r, 1000)).then(() => callback(lock)))
+      }
+    })()`])
+    // Tracked, then left at once, before the page's own lock is granted.
+    await page.evaluate((down) => {
+      const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
+      const client = new IA.Client('persist-quick', { endpoint: down, flushAt: 100, flushAfter: 600_000 })
+      for (let n = 1; n <= 5; n++) client.track({ userId: 'u', event: `quick-${n}` })
+      location.replace('/esm.html?next')
+    }, w.down).catch(() => {})
+    await page.waitForURL('**/esm.html?next')
+    await page.waitForFunction(() => document.title === 'ready')
+    expect(await w.stored(page, 'persist-quick', 5), console.join('\n')).toHaveLength(5)
+    await w.startClient(page, 'persist-quick', { endpoint: w.sink.url, flushAfter: 100 })
+    await w.sink.waitForMessages(5, 20_000, (m) => m.event?.startsWith('quick-') ?? false)
+    expect(w.received('quick').map((m) => m.event).sort()).toEqual(['quick-1', 'quick-2', 'quick-3', 'quick-4', 'quick-5'])
+    await page.close()
+  }, 60_000)
+
   it('a crashed page: the next page delivers its messages', async () => {
     const ids = await w.leaveBehind('persist-crash', ['crashed'], 6, async (page) => {
       const crashed = new Promise((resolve) => page.once('crash', resolve))
