@@ -37,6 +37,14 @@ export interface Store {
 export const memoryStore: Store = { add() {}, remove() {}, hide() {} }
 
 /**
+ * Characters of messages a page keeps in localStorage at most: the oldest it holds, up to this.
+ * Browsers give an origin about 5 million characters in all, shared with the app, so a long
+ * outage must not fill them; those beyond are held in memory only (delivered as usual while the
+ * page lives), and the list is not rewritten for each of them.
+ */
+export const MAX_STORED_CHARS = 1_000_000
+
+/**
  * The localStorage store. `adopt` receives the messages that dead pages with the same write key
  * left behind (and answers false to leave them, once the client is closed). Where storage is
  * missing, blocked or full, one line is logged and the store holds nothing more (memory only).
@@ -50,6 +58,8 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   let locked = false
   let failed = false
   let scheduled = false
+  /** The last write left messages out (over MAX_STORED_CHARS): one added now would be too. */
+  let full = false
 
   const fail = (error: unknown) => {
     if (failed) return
@@ -78,12 +88,15 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
       fail(error)
     }
   }
-  // One write per synchronous burst: the whole list, already serialised, one message per line
-  // (JSON text holds no raw line break), so each is read back as the very text that was queued:
-  // a bigint's digits included.
+  // One write per synchronous burst: the list (its oldest MAX_STORED_CHARS), already serialised,
+  // one message per line (JSON text holds no raw line break), so each is read back as the very
+  // text that was queued: a bigint's digits included.
   const write = (early?: boolean) => {
-    scheduled = false
-    guard(() => (held.size ? storage.setItem(key, [...held].join('\n')) : storage.removeItem(key)), early)
+    scheduled = full = false
+    let text = ''
+    // The oldest that fit; once one does not, none after it.
+    for (const json of held) if (!(full ||= text.length + json.length >= MAX_STORED_CHARS)) text += (text && '\n') + json
+    guard(() => (text ? storage.setItem(key, text) : storage.removeItem(key)), early)
   }
   const schedule = () => {
     if (!scheduled) queueMicrotask(write)
@@ -108,7 +121,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     }
     if (!adopt(messages)) return
     // Ours first, then theirs removed only if ours was written: a crash or a full storage in
-    // between duplicates, never loses.
+    // between duplicates, never loses. (What is over MAX_STORED_CHARS is in memory only, as ours.)
     write()
     if (!failed) storage.removeItem(other)
     return true
@@ -143,7 +156,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     add(message) {
       if (failed) return
       held.add(message.json)
-      schedule()
+      if (!full) schedule()
     },
     remove(batch) {
       if (failed) return

@@ -8,6 +8,8 @@
  */
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { MAX_STORED_CHARS } from '../../src/client/store.js'
 import { usePersistWorld } from './support/persist.js'
 
 const w = usePersistWorld()
@@ -130,6 +132,95 @@ describe('Chromium: persist', () => {
     expect(await w.stored(page, 'persist-bound', 10)).toHaveLength(10)
     expect(await page.evaluate(() => (window as unknown as { client: { stats(): { dropped: number } } }).client.stats().dropped)).toBe(15)
     await page.close()
+  }, 60_000)
+
+  /**
+   * In `page`: a client whose fetch answers 503 while `window.mode` is 'fail' (then goes through
+   * to the sink), and `count` tracks of ~1,150 characters each.
+   */
+  const startFailing = (page: Page, writeKey: string, tag: string, count: number) =>
+    page.evaluate(({ writeKey, sink, tag, count }) => {
+      const w = window as unknown as { IA: typeof import('../../src/index.js'); mode: string; client: unknown }
+      w.mode = 'fail'
+      const fetch = (url: string, init?: RequestInit) => (w.mode === 'fail' ? Promise.resolve(new Response('', { status: 503 })) : globalThis.fetch(url, init))
+      const client = new w.IA.Client(writeKey, { endpoint: sink, fetch, flushAt: 20, maxRetries: 100, minRetryDelay: 500, maxRetryDelay: 1000 })
+      w.client = client
+      const pad = 'p'.repeat(1000)
+      return Array.from({ length: count }, (_, n) => client.track({ userId: 'u', event: `${tag}-${n + 1}`, properties: { pad } }).messageId)
+    }, { writeKey, sink: w.sink.url, tag, count })
+
+  /** The messageIds stored for `writeKey`, once there are some (its page writes once it holds its lock). */
+  const storedSome = async (page: Page, writeKey: string) => {
+    await page.waitForFunction((prefix) => Object.keys(localStorage).some((key) => key.startsWith(prefix)), `isomorphic-analytics:${writeKey}:`)
+    const lists = Object.values(await w.lists(page, writeKey))
+    return lists.flatMap((text) => text.split('\n').map((line) => (JSON.parse(line) as { messageId: string }).messageId))
+  }
+
+  it(`an outage keeps at most ${MAX_STORED_CHARS.toLocaleString('en')} characters stored (the oldest): the app's own writes still fit, and every message is delivered once it ends`, async () => {
+    // Counts writes of the client's list.
+    const { page, console } = await w.open([`(() => {
+      const setItem = Storage.prototype.setItem
+      window.listWrites = 0
+      Storage.prototype.setItem = function (key, value) {
+        if (key.startsWith('isomorphic-analytics:')) window.listWrites++
+        return setItem.call(this, key, value)
+      }
+    })()`])
+    // ~3.4 million characters: most of the ~5 million an origin has.
+    const ids = await startFailing(page, 'persist-outage', 'outage', 3000)
+    const stored = await storedSome(page, 'persist-outage')
+    const lists = Object.values(await w.lists(page, 'persist-outage'))
+    expect(lists).toHaveLength(1)
+    expect(lists[0].length).toBeLessThanOrEqual(MAX_STORED_CHARS)
+    expect(lists[0].length).toBeGreaterThan(MAX_STORED_CHARS - 1200)
+    expect(stored, console.join('\n')).toEqual(ids.slice(0, stored.length))
+    // More messages over the bound: the list is not written again for them.
+    const writes = await page.evaluate(async () => {
+      const w = window as unknown as { client: { track(m: object): unknown }; listWrites: number }
+      const before = w.listWrites
+      for (let n = 0; n < 20; n++) {
+        w.client.track({ userId: 'u', event: 'outage-more' })
+        await new Promise((r) => setTimeout(r, 0))
+      }
+      return w.listWrites - before
+    })
+    expect(writes).toBe(0)
+    // The app's own 2.5 million characters still fit beside it.
+    expect(await page.evaluate(() => {
+      try {
+        localStorage.setItem('app:cart', 'c'.repeat(2_500_000))
+        return 'ok'
+      } catch (error) {
+        return String(error)
+      } finally {
+        localStorage.removeItem('app:cart')
+      }
+    })).toBe('ok')
+    // The outage ends: every message is delivered, those held in memory only too, and storage empties.
+    const result = await page.evaluate(() => {
+      const w = window as unknown as { mode: string; client: { flush(): Promise<unknown> } }
+      w.mode = 'ok'
+      return w.client.flush()
+    })
+    expect(result).toEqual({ delivered: 3020, failed: 0 })
+    expect(new Set(w.received('outage').map((m) => m.messageId)).size).toBe(3020)
+    expect(await w.stored(page, 'persist-outage', 0)).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it('a page that leaves during an outage hands on the oldest messages it stored; the next page delivers them', async () => {
+    const { page } = await w.open()
+    const ids = await startFailing(page, 'persist-handon', 'handon', 1500)
+    const stored = await storedSome(page, 'persist-handon')
+    expect(stored.length).toBeGreaterThan(500)
+    expect(stored.length).toBeLessThan(1500)
+    await page.close()
+    const next = await w.open()
+    await w.startClient(next.page, 'persist-handon', { endpoint: w.sink.url, flushAfter: 100 })
+    await w.sink.waitForMessages(stored.length, 20_000, (m) => m.event?.startsWith('handon-') ?? false)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(w.received('handon').map((m) => m.messageId).sort()).toEqual(ids.slice(0, stored.length).sort())
+    await next.page.close()
   }, 60_000)
 
   it('a message that failed for good leaves storage', async () => {
