@@ -21,12 +21,6 @@ import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 import { memoryStore, pageStore, type Store } from './store.js'
 
 /**
- * Bytes of keepalive request bodies in flight from this page, by all its clients: the browser
- * refuses a keepalive request past 64 KiB in all.
- */
-let keepaliveBytes = 0
-
-/**
  * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
  * `identify` and `group` accept; `Events` is inferred from option `schema` when one is given.
  * Without either, every call takes any name and properties.
@@ -280,13 +274,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, pageHide ? KEEPALIVE_BODY_BYTES : undefined)
     if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
-      // Only on page hide is the keepalive budget spent; it is the page's, shared by its clients.
-      const size = pageHide ? this.#bodies.size(batch) : Infinity
-      const keepalive = size <= KEEPALIVE_BODY_BYTES - keepaliveBytes
-      if (keepalive) keepaliveBytes += size
       this.#stats.inFlight += batch.length
-      const sending = this.#delivery.send(batch, keepalive).then((outcome) => {
-        if (keepalive) keepaliveBytes -= size
+      // On page hide, at once, with keepalive within the page's budget (shared by its clients).
+      const sending = this.#delivery.send(batch, pageHide).then((outcome) => {
         // Settled: every message delivered or failed for good (and reported), so out of storage.
         this.#store.remove(batch)
         this.#stats.inFlight -= batch.length
@@ -314,11 +304,13 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   /**
-   * The page is hidden or unloading: store what is held (persist), and send what is queued with
-   * `keepalive`, within its budget.
+   * The page is hidden or unloading: store what is held (persist), and send at once, with
+   * `keepalive` within the page's budget, what is queued and then the batches waiting to retry or
+   * for a connection slot.
    */
   #onPageHide(): void {
     this.#store.hide()
+    this.#delivery.hide()
     if (!this.#queue.length) return
     this.#log('page hidden; sending queued messages with keepalive')
     this.#dispatchQueue(true)

@@ -5,6 +5,8 @@
  */
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
 import { count, type Logger } from '../logger.js'
+import { KEEPALIVE_BODY_BYTES } from '../limits.js'
+import { sleep } from '../platform/runtime.js'
 import type { HttpAnswer } from '../platform/transport.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure } from '../transport/failure.js'
@@ -34,6 +36,20 @@ interface Prepared {
   body: string | Uint8Array<ArrayBuffer>
   headers: Record<string, string>
 }
+
+/** One batch being delivered. */
+interface Sending {
+  batch: QueuedMessage[]
+  prepared?: Prepared
+  /** `Delivery#hides` when its last attempt ended or it was handed over (-1: on page hide). */
+  hides: number
+}
+
+/**
+ * Bytes of keepalive request bodies in flight from this page, by all its clients: the browser
+ * refuses a keepalive request past 64 KiB in all.
+ */
+let keepaliveBytes = 0
 
 const basicAuth = (writeKey: string) => {
   const bytes = new TextEncoder().encode(`${writeKey}:`)
@@ -70,6 +86,10 @@ export class Delivery {
    * delays meant for an outage.
    */
   #failureRun = 0
+  /** Page hides so far: one since a batch's last attempt ended its wait (see `hide`). */
+  #hides = 0
+  /** What ends each retry wait under way (see `hide`). */
+  readonly #sleeping = new Set<() => void>()
 
   constructor(options: ResolvedOptions, bodies: BodyBuilder, hooks: DeliveryHooks, log: Logger) {
     this.#options = options
@@ -83,25 +103,35 @@ export class Delivery {
   }
 
   /**
-   * Delivers `batch`; never rejects. Failures are reported through the `failed` hook. A batch
-   * waiting for a free connection slot is this one call, suspended in the limiter; its first
-   * attempt takes the slot granted here.
+   * Delivers `batch`; never rejects. Failures are reported through the `failed` hook. On page hide
+   * (`pageHide`), it goes at once (see `#attempt`).
    */
-  async send(batch: QueuedMessage[], keepalive = false): Promise<BatchOutcome> {
+  send(batch: QueuedMessage[], pageHide?: boolean): Promise<BatchOutcome> {
+    return this.#send({ batch, hides: pageHide ? -1 : this.#hides })
+  }
+
+  /**
+   * The page is hidden or going away: every batch waiting to retry or for a connection slot is
+   * attempted at once (see `#attempt`). Its wait is over: that attempt is its next one, never made
+   * twice.
+   */
+  hide(): void {
+    this.#hides++
+    for (const wake of this.#sleeping) wake()
+    this.#limiter.wake()
+  }
+
+  async #send(sending: Sending): Promise<BatchOutcome> {
+    const { batch } = sending
     let status: number
     try {
-      // Released by the first attempt; left held only if the client is stopped before it starts
-      // (then the limiter grants no slot anyway).
-      await this.#limiter.acquire()
-      status = await this.#attempts(batch, keepalive)
+      status = await this.#attempts(sending)
     } catch (error) {
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
-        const [left, right] = await Promise.all([
-          this.send(batch.slice(0, half), keepalive),
-          this.send(batch.slice(half), keepalive),
-        ])
+        const [left, right] = await Promise.all([batch.slice(0, half), batch.slice(half)].map((part) =>
+          this.#send({ batch: part, hides: sending.hides })))
         return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
       }
       // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
@@ -112,20 +142,34 @@ export class Delivery {
   }
 
   /**
-   * One attempt holds a connection slot (the first, the one `send` took); a batch waiting to
-   * retry does not. The body is built once the first attempt holds its slot, so batches waiting
-   * for a slot hold only their queued strings, never a second copy of them.
+   * One attempt holds a connection slot; a batch waiting to retry does not. A batch waiting for a
+   * slot is its `send` call, suspended in the limiter. The body is built once the first attempt
+   * holds its slot, so batches waiting for a slot hold only their queued strings, never a second
+   * copy of them.
+   *
+   * A batch handed over on page hide, or waiting when the page was hidden (its wait is cut short),
+   * goes at once, without a slot, and with `keepalive` if it fits what is left of the page's
+   * budget; its later retries, if the page lives on, as usual.
    */
-  async #attempt(batch: QueuedMessage[], prepared: { value?: Prepared }, keepalive: boolean, retry: boolean): Promise<HttpAnswer> {
-    const signal = this.#stop.signal
-    if (retry) await this.#limiter.acquire()
+  async #attempt(sending: Sending): Promise<HttpAnswer> {
+    const limiter = this.#limiter
+    const slot = sending.hides === this.#hides && !(await limiter.acquire())
+    const size = slot ? Infinity : this.#bodies.size(sending.batch)
+    const keepalive = size <= KEEPALIVE_BODY_BYTES - keepaliveBytes
+    if (keepalive) {
+      keepaliveBytes += size
+      // Compressed, it is built again uncompressed (see #prepare).
+      if (typeof sending.prepared?.body !== 'string') sending.prepared = undefined
+    }
     try {
-      const { body, headers } = (prepared.value ??= await this.#prepare(batch, keepalive))
+      const { body, headers } = (sending.prepared ??= await this.#prepare(sending.batch, keepalive))
       return await attemptRequest(this.#options.transport, {
-        url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal, keepalive,
+        url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal: this.#stop.signal, keepalive,
       })
     } finally {
-      this.#limiter.release()
+      if (slot) limiter.release()
+      if (keepalive) keepaliveBytes -= size
+      sending.hides = this.#hides
     }
   }
 
@@ -138,13 +182,12 @@ export class Delivery {
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
 
-  async #attempts(batch: QueuedMessage[], keepalive: boolean): Promise<number> {
+  async #attempts(sending: Sending): Promise<number> {
     const options = this.#options
-    const prepared: { value?: Prepared } = {}
     return retry(
-      async (n) => {
+      async () => {
         try {
-          const response = await this.#attempt(batch, prepared, keepalive, n > 1)
+          const response = await this.#attempt(sending)
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response, options.timeout)
             this.#failureRun = 0
@@ -162,9 +205,13 @@ export class Delivery {
         backoff: { baseMs: options.minRetryDelay, capMs: options.maxRetryDelay },
         exponent: (retry) => Math.max(1, Math.min(retry, this.#failureRun)),
         signal: this.#stop.signal,
+        sleep: (ms, signal) => new Promise<void>((wake, fail) => {
+          this.#sleeping.add(wake)
+          void sleep(ms, signal).then(wake, fail).finally(() => this.#sleeping.delete(wake))
+        }),
         onRetry: ({ attempt, error, delayMs }) => {
           this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
-          this.#hooks.retrying(batch, attempt, error as AnalyticsError)
+          this.#hooks.retrying(sending.batch, attempt, error as AnalyticsError)
         },
       },
     )

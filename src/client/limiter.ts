@@ -7,7 +7,7 @@ import type { StopSignal } from '../transport/stop.js'
  */
 export class Limiter {
   #active = 0
-  readonly #waiting: Array<[resolve: () => void, reject: (reason: unknown) => void]> = []
+  readonly #waiting: Array<[resolve: (unslotted?: true) => void, reject: (reason: unknown) => void]> = []
 
   constructor(readonly limit: number, readonly signal?: StopSignal) {
     signal?.addEventListener('abort', () => {
@@ -15,8 +15,11 @@ export class Limiter {
     })
   }
 
-  /** Resolves when a slot is held; rejects with the signal's reason if aborted before. */
-  acquire(): Promise<void> {
+  /**
+   * Resolves when a slot is held, or with `true` when `wake()` lets it go without one; rejects
+   * with the signal's reason if aborted before.
+   */
+  acquire(): Promise<true | void> {
     if (this.signal?.aborted) return Promise.reject(this.signal.reason)
     if (this.#active < this.limit) {
       this.#active++
@@ -30,5 +33,10 @@ export class Limiter {
     const next = this.#waiting.shift()
     if (next) next[0]()
     else this.#active--
+  }
+
+  /** Every waiter goes at once, without a slot (its `acquire` resolves with `true`). */
+  wake(): void {
+    for (const waiter of this.#waiting.splice(0)) waiter[0](true)
   }
 }

@@ -34,6 +34,8 @@ export interface RetryOptions {
    */
   exponent?: (retry: number) => number
   onRetry?: (info: RetryInfo) => void
+  /** How a delay is waited (default: `sleep`, cut short by `signal`). */
+  sleep?: (ms: number, signal?: StopSignal) => Promise<unknown>
 }
 
 /** The error a retry loop gives up with carries how many attempts were made. */
@@ -42,8 +44,8 @@ export function attemptsOf(error: unknown): number | undefined {
 }
 
 export async function retry<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  // The browser build's one caller, the client's delivery, sets `exponent`, and none of `now`,
-  // `random`, `isRetryable` and `windowMs` (the webhooks'): that build leaves them out.
+  // The browser build's one caller, the client's delivery, sets `exponent` and `sleep`, and none
+  // of `now`, `random`, `isRetryable` and `windowMs` (the webhooks'): that build leaves them out.
   const browser = typeof __BROWSER__ === 'boolean' && __BROWSER__
   const now = browser ? Date.now : options.now ?? Date.now
   const start = browser ? 0 : now()
@@ -61,7 +63,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         const delayMs = retryDelay(exponent, options.backoff, (browser ? Math.random : options.random ?? Math.random)(), retryAfterMs)
         if (!browser && options.windowMs !== undefined && now() + delayMs - start > options.windowMs) throw error
         options.onRetry?.({ attempt: n, error, delayMs })
-        await sleep(delayMs, options.signal)
+        await (browser ? options.sleep! : options.sleep ?? sleep)(delayMs, options.signal)
       }
     } catch (error) {
       // The error it gives up with (the last attempt's, or the abort's reason) carries the count.

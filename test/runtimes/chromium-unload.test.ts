@@ -149,4 +149,49 @@ describe('Chromium: delivery when the page goes away', () => {
     expect(delivered.length).toBeGreaterThanOrEqual(50)
     await page.close()
   }, 60_000)
+
+  /**
+   * A page (persist off) whose client sends through a fetch that answers 503 (`'fail'`) or never
+   * answers (`'hang'`) until told otherwise, then goes through to the sink.
+   */
+  async function openWaiting(tag: string, count: number, mode: 'fail' | 'hang', options: Record<string, unknown>) {
+    const page = await browser.context.newPage()
+    await page.addInitScript(MARK_KEEPALIVE)
+    await page.goto(`${pages.url}/esm.html`)
+    await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 })
+    const ids = await page.evaluate(({ sink, tag, count, mode, options }) => {
+      const w = window as unknown as { IA: typeof import('../../src/index.js'); mode: string; client: unknown }
+      w.mode = mode
+      const fetch = (url: string, init?: RequestInit) =>
+        w.mode === 'fail' ? Promise.resolve(new Response('', { status: 503 })) : w.mode === 'hang' ? new Promise<Response>(() => {}) : globalThis.fetch(url, init)
+      const client = new w.IA.Client(`unload-${tag}`, { endpoint: sink, fetch, persist: false, ...options })
+      w.client = client
+      return Array.from({ length: count }, (_, n) => client.track({ userId: 'u', event: `${tag}-${n + 1}` }).messageId)
+    }, { sink: sink.url, tag, count, mode, options })
+    return { page, ids }
+  }
+
+  it('persist off: a batch waiting to retry when the page goes away is sent at once with keepalive, once', async () => {
+    const { page, ids } = await openWaiting('retrying', 5, 'fail', { flushAt: 5, minRetryDelay: 600_000, maxRetryDelay: 600_000 })
+    await page.waitForFunction(() => (window as unknown as { client: { stats(): { retries: number } } }).client.stats().retries === 1)
+    await page.evaluate(() => ((window as unknown as { mode: string }).mode = 'ok'))
+    await page.goto(`${pages.url}/next.html`)
+    await sink.waitForMessages(5, 20_000, (m) => m.event?.startsWith('retrying-') ?? false)
+    await new Promise((r) => setTimeout(r, 500))
+    expectKeepaliveDelivery('retrying', ids)
+    await page.close()
+  }, 60_000)
+
+  it('persist off: batches waiting for a connection slot when the page goes away are sent at once with keepalive', async () => {
+    // Two requests that never get an answer hold both slots; four batches wait for one.
+    const { page, ids } = await openWaiting('slotless', 6, 'hang', { flushAt: 1, maxConcurrentRequests: 2 })
+    await page.waitForFunction(() => (window as unknown as { client: { stats(): { inFlight: number } } }).client.stats().inFlight === 6)
+    await page.evaluate(() => ((window as unknown as { mode: string }).mode = 'ok'))
+    await page.goto(`${pages.url}/next.html`)
+    await sink.waitForMessages(4, 20_000, (m) => m.event?.startsWith('slotless-') ?? false)
+    await new Promise((r) => setTimeout(r, 500))
+    // The two on the wire (here: never sent) are not sent again; the four that waited are.
+    expectKeepaliveDelivery('slotless', ids.slice(2))
+    await page.close()
+  }, 60_000)
 })
