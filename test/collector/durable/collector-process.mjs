@@ -28,7 +28,7 @@ const collector = createCollector({
   onError: (error) => console.error('collector error', error),
 })
 const server = await startServer(collector.fetch, { port: Number(env.PORT ?? 0), host: '127.0.0.1' })
-console.log(JSON.stringify({ port: server.port }))
+// The handlers go first: a parent that reads the port line may signal at once.
 process.on('SIGTERM', async () => {
   await server.close(100)
   const report = await collector.close(Number(env.DRAIN ?? 2000))
@@ -44,3 +44,4 @@ process.on('SIGUSR2', async () => {
   gc()
   console.log(JSON.stringify({ heap: process.memoryUsage().heapUsed }))
 })
+console.log(JSON.stringify({ port: server.port }))
