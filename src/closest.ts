@@ -55,3 +55,8 @@ export function unknownOption(at: string, key: string, known: Iterable<string>):
   const guess = closest(key, names)
   return new ConfigError(path(key), `Unknown option \`${path(key)}\`${guess === undefined ? '' : ` (did you mean \`${path(guess)}\`?)`}; known: ${names.join(', ')}.`)
 }
+
+/** Throws `unknownOption`'s error for the first key of `object` (at path `at`) that is not in `known`. */
+export function refuseUnknownKeys(object: object, known: ReadonlySet<string>, at: string): void {
+  for (const key of Object.keys(object)) if (!known.has(key)) throw unknownOption(at, key, known)
+}

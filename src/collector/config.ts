@@ -4,8 +4,8 @@
  * object. Nothing downstream applies defaults again.
  */
 import { ConfigError } from '../errors.js'
-import { unknownOption } from '../closest.js'
-import { describe, isPlainObject } from '../message/validate.js'
+import { refuseUnknownKeys } from '../closest.js'
+import { expected, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/transport.js'
 import type { SettingsStore } from './console/settings.js'
 import type { PgSockets } from './state/pg-sockets.js'
@@ -186,11 +186,8 @@ const URL_KEYS = new Set(['url', 'headers'])
 
 /** `secret`: the value may be a credential (a write key, the admin token), shown as `describeSecret` does. */
 function fail(option: string, expectation: string, value: unknown, secret = false): never {
-  throw new ConfigError(option, `Expected \`${option}\` to be ${expectation}, got ${secret ? describeSecret(value) : describe(value)}.`)
-}
-
-function rejectUnknownKeys(object: Record<string, unknown>, known: Set<string>, at: string): void {
-  for (const key of Object.keys(object)) if (!known.has(key)) throw unknownOption(at, key, known)
+  if (secret) throw new ConfigError(option, `Expected \`${option}\` to be ${expectation}, got ${describeSecret(value)}.`)
+  throw expected(ConfigError, option, expectation, value)
 }
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
@@ -209,13 +206,13 @@ function optionalInteger(value: unknown, option: string, min: number, fallback: 
 function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefined {
   if (input === undefined) return undefined
   if (!isPlainObject(input)) fail(at, 'an object { enabled?, urls, sharedSecret? }', input)
-  rejectUnknownKeys(input, WEBHOOK_KEYS, at)
+  refuseUnknownKeys(input, WEBHOOK_KEYS, at)
   if (input.enabled !== undefined && typeof input.enabled !== 'boolean') fail(`${at}.enabled`, 'a boolean', input.enabled)
   const urls = input.urls ?? []
   if (!Array.isArray(urls)) fail(`${at}.urls`, 'an array of { url, headers? }', urls)
   urls.forEach((entry: unknown, i) => {
     if (!isPlainObject(entry)) fail(`${at}.urls[${i}]`, 'an object { url, headers? }', entry)
-    rejectUnknownKeys(entry, URL_KEYS, `${at}.urls[${i}]`)
+    refuseUnknownKeys(entry, URL_KEYS, `${at}.urls[${i}]`)
   })
   const enabled = input.enabled ?? urls.length > 0
   if (!enabled) return undefined
@@ -234,7 +231,7 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
 function resolveSource(input: unknown, i: number): ResolvedSource {
   const at = `sources[${i}]`
   if (!isPlainObject(input)) fail(at, 'an object { writeKey, name, webhooks? }', input)
-  rejectUnknownKeys(input, SOURCE_KEYS, at)
+  refuseUnknownKeys(input, SOURCE_KEYS, at)
   if (!nonEmptyString(input.writeKey)) fail(`${at}.writeKey`, 'a non-empty string', input.writeKey, true)
   if (!nonEmptyString(input.name)) fail(`${at}.name`, 'a non-empty string', input.name)
   return {
@@ -285,7 +282,7 @@ function resolveSettingsStore(input: unknown): SettingsStore | undefined {
 
 export function resolveConfig(input: CollectorConfig): ResolvedConfig {
   if (!isPlainObject(input)) fail('config', 'an object { sources, adminToken? }', input)
-  rejectUnknownKeys(input, CONFIG_KEYS, '')
+  refuseUnknownKeys(input, CONFIG_KEYS, '')
   const { sources } = input
   if (!Array.isArray(sources) || sources.length === 0) fail('sources', 'a non-empty array of sources', sources)
   const resolved = sources.map(resolveSource)

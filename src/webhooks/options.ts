@@ -2,7 +2,7 @@
  * `WebhookDestination` options: the one defaults object, validation with errors that name the
  * option and the value, and the per-URL header sets built once.
  */
-import { unknownOption } from '../closest.js'
+import { refuseUnknownKeys } from '../closest.js'
 import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { platformTransport, transportOf, type FetchLike, type Transport } from '../platform/transport.js'
@@ -73,14 +73,9 @@ export interface ResolvedDestinationOptions {
 }
 
 /** The option names, so a typo (`sharedsecret`, `timout`) cannot silently turn a feature off. */
-const KNOWN = ['urls', 'sharedSecret', 'timeout', 'retryWindow', 'fetch', 'backoff', 'now', 'random']
-const KNOWN_BACKOFF = ['baseMs', 'capMs']
-const KNOWN_URL = ['url', 'headers']
-
-/** Throws the `ConfigError` for the first key of `object` (at path `at`) not in `known`. */
-function refuseUnknown(at: string, object: object, known: readonly string[]): void {
-  for (const key of Object.keys(object)) if (!known.includes(key)) throw unknownOption(at, key, known)
-}
+const KNOWN = new Set(['urls', 'sharedSecret', 'timeout', 'retryWindow', 'fetch', 'backoff', 'now', 'random'])
+const KNOWN_BACKOFF = new Set(['baseMs', 'capMs'])
+const KNOWN_URL = new Set(['url', 'headers'])
 
 /** RFC 9110 §5.6.2 `token`. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
@@ -186,7 +181,7 @@ function resolveTargets(value: unknown): ResolvedTarget[] {
     if (!isPlainObject(entry)) {
       throw new ConfigError(`urls[${i}]`, `Expected \`urls[${i}]\` to be an object { url, headers? }, got ${describe(entry)}.`)
     }
-    refuseUnknown(`urls[${i}]`, entry, KNOWN_URL)
+    refuseUnknownKeys(entry, KNOWN_URL, `urls[${i}]`)
     const url = resolveUrl(`urls[${i}].url`, entry.url)
     const parsed = new URL(url)
     parsed.hash = ''
@@ -207,7 +202,7 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
   if (!isPlainObject(input)) {
     throw new ConfigError('options', `Expected the WebhookDestination options to be an object, got ${describe(input)}.`)
   }
-  refuseUnknown('', input, KNOWN)
+  refuseUnknownKeys(input, KNOWN, '')
   const options = input as Partial<WebhookDestinationOptions>
   const { sharedSecret } = options
   if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret === '')) {
@@ -216,7 +211,7 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
   if (options.backoff !== undefined && !isPlainObject(options.backoff)) {
     throw new ConfigError('backoff', `Expected \`backoff\` to be an object { baseMs?, capMs? }, got ${describe(options.backoff)}.`)
   }
-  if (options.backoff !== undefined) refuseUnknown('backoff', options.backoff, KNOWN_BACKOFF)
+  if (options.backoff !== undefined) refuseUnknownKeys(options.backoff, KNOWN_BACKOFF, 'backoff')
   const baseMs = positiveInteger('backoff.baseMs', options.backoff?.baseMs, WEBHOOK_DEFAULTS.backoff.baseMs, 1)
   const capMs = positiveInteger('backoff.capMs', options.backoff?.capMs, WEBHOOK_DEFAULTS.backoff.capMs, 1)
   if (capMs < baseMs) {

@@ -10,7 +10,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { ConfigError } from '../../errors.js'
-import { unknownOption } from '../../closest.js'
+import { refuseUnknownKeys } from '../../closest.js'
 import { fieldPath } from '../../message/field-path.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import { addExactNumbers, numbersFor, withExactNumbers } from './plan-numbers.js'
@@ -82,9 +82,7 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
   if (!isPlainObject(input)) {
     throw new ConfigError(at, `Expected \`${at}\` to be an object { events, unplanned?, violations? }, got ${describe(input)}.`)
   }
-  for (const key of Object.keys(input)) {
-    if (!PLAN_KEYS.has(key)) throw unknownOption(at, key, PLAN_KEYS)
-  }
+  refuseUnknownKeys(input, PLAN_KEYS, at)
   const unplanned = policy(input.unplanned, `${at}.unplanned`, 'allow')
   const violations = policy(input.violations, `${at}.violations`, 'block')
   if (!isPlainObject(input.events)) {
