@@ -101,20 +101,25 @@ describe('audience syncs take turns (memory)', () => {
     })
 
   it('a sync waits while the one before it waits for room (over HTTP at most 5 s, answered without `sent`); another audience does not', async () => {
-    // What a collector loads on its first request is loaded here with real timers, as the tests
-    // before this one in the file do: run alone, with the clock faked first, it never settled.
-    const warm = forwardingCollector()
-    expect((await warm.collector.fetch(post({ batch: [track({ messageId: 'warm' })] }))).status).toBe(200)
-    await until(() => warm.collector.stats().forwarded === 1, 'the warm-up delivery')
-    await warm.collector.close()
+    // Node reads a request's body on its own (real) timers, not the faked ones.
+    const realImmediate = setImmediate
     vi.useFakeTimers()
     let open!: () => void
     const gate = new Promise<void>((resolve) => (open = resolve))
     const { collector, calls } = forwardingCollector({ maxPendingDeliveries: 50, adminToken: 'tok' }, async () => (await gate, new Response('ok')))
     const members = Array.from({ length: 400 }, (_, i) => `u${i}`)
     const first = await collector.syncAudience({ source: 'web', audience: 'VIP', members })
+    const realTurn = () => new Promise((resolve) => realImmediate(resolve))
+    await realTurn()
+    const timers = vi.getTimerCount()
     const answering = collector.fetch(audiences(members.slice(1)))
-    // Another audience's sync is not held by VIP's turn.
+    // Its 5 s start once its body is read; the clock moves on only then (moved before, the 5 s
+    // had passed when the wait began, and the answer never came: 1 full run in 4).
+    for (let turns = 0; vi.getTimerCount() === timers; turns++) {
+      if (turns === 10_000) throw new Error('The HTTP sync never started its 5 s wait')
+      await realTurn()
+    }
+    // Another audience's sync is not held by VIP's turn, for which the HTTP sync now waits.
     const other = await collector.syncAudience({ source: 'web', audience: 'Gold', members: ['g1'] })
     expect(other.payloads.map((p) => p.userId)).toEqual(['g1'])
     await vi.advanceTimersByTimeAsync(5_000)
