@@ -20,3 +20,16 @@ export function maskUrl(url: string): string {
     .replace(USERINFO_PASSWORD, (_, before: string, password: string) => `${before}${maskSecret(password)}@`)
     .replace(CREDENTIAL_PARAM, (_, name: string, value: string) => name + maskSecret(value))
 }
+
+/** A value as `maskSecret` shows it: `…`, as written or percent-encoded (`new URL` encodes it). */
+const MASKED_VALUE = /^(?:…|%E2%80%A6)/i
+
+/**
+ * Whether `url` carries a credential as `maskUrl` shows it (`?token=…1234`, `user:…@`): a URL read
+ * from an admin answer, which stands for the URL it was shown for, not one to send anything to.
+ */
+export function hasMaskedCredential(url: string): boolean {
+  const password = USERINFO_PASSWORD.exec(url)?.[2]
+  if (password !== undefined && MASKED_VALUE.test(password)) return true
+  return [...url.matchAll(CREDENTIAL_PARAM)].some((match) => MASKED_VALUE.test(match[2]))
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { maskSecret, maskUrl } from '../src/secrets.js'
+import { hasMaskedCredential, maskSecret, maskUrl } from '../src/secrets.js'
 
 describe('maskSecret', () => {
   it('shows at most the last four characters, and none of a short secret', () => {
@@ -31,5 +31,16 @@ describe('maskUrl', () => {
     expect(maskUrl('postgres://h/db?sslpassword=ABCDEFGHIJ&user=x')).toBe('postgres://h/db?sslpassword=…GHIJ&user=x')
     expect(maskUrl('https://user@h/p@x')).toBe('https://user@h/p@x')
     expect(maskUrl('https://h/p?a=b:c@d')).toBe('https://h/p?a=b:c@d')
+  })
+})
+
+describe('hasMaskedCredential', () => {
+  it('tells a URL as maskUrl shows it (as written or percent-encoded) from one to send to', () => {
+    for (const url of ['https://h/in?token=s3cret', 'https://h/in?api_key=ak_0123456789&x=1', 'ftp://u:PASSWORD_1234@h/', 'https://h/in?team=…']) {
+      expect(hasMaskedCredential(url)).toBe(false)
+      expect(hasMaskedCredential(maskUrl(url))).toBe(maskUrl(url) !== url)
+    }
+    expect(hasMaskedCredential('https://h/in?x=1&sig=%E2%80%A6ghij')).toBe(true)
+    expect(hasMaskedCredential('https://h/in')).toBe(false)
   })
 })

@@ -1,7 +1,7 @@
 /**
- * One source's Webhooks settings: up to five URLs with static headers (values shown masked: a line
- * left as it is keeps its value, a new value replaces it), the shared secret (shown masked; replace
- * or remove it) and the on/off toggle. The collector validates (the config's own
+ * One source's Webhooks settings: up to five URLs with static headers (values, and a URL's
+ * credentials, shown masked: a line or a URL left as it is keeps its value, a new value replaces
+ * it), the shared secret (shown masked; replace or remove it) and the on/off toggle. The collector validates (the config's own
  * rules and messages); an error is shown next to the field it names and nothing changes. A save
  * carries the version the panel shows (`If-Match`): settings changed elsewhere meanwhile are not
  * overwritten (409); the panel says so and shows them as they are now.
@@ -146,7 +146,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
       }
     }
     const saving = [...rows]
-    const sent = saving.map((row) => row.headers.value)
+    const sent = saving.map((row) => [row.url.value, row.headers.value])
     const body: Record<string, unknown> = { enabled: enabled.checked, urls }
     if (removeSecret.checked) body.sharedSecret = null
     else if (secretInput.value !== '') body.sharedSecret = secretInput.value
@@ -156,10 +156,11 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
       secretInput.value = ''
       removeSecret.checked = false
       secretShown.textContent = answer.source.webhooks.sharedSecret ?? 'not set'
-      // Values typed are shown masked from now on, like the others (a row edited meanwhile stays as it is).
+      // Values and URLs typed are shown masked from now on, like the others (a field edited meanwhile stays as it is).
       answer.source.webhooks.urls.forEach((setting, i) => {
         const row = saving[i]
-        if (row?.headers.value === sent[i]) row.headers.value = headerText(setting.headers)
+        if (row?.url.value === sent[i][0]) row.url.value = setting.url
+        if (row?.headers.value === sent[i][1]) row.headers.value = headerText(setting.headers)
       })
       status.textContent = answer.persisted ? 'Saved.' : 'Saved (in memory only: lost on restart).'
     } catch (error) {
@@ -173,7 +174,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
   // next to the field), not the browser's own check of `type=url`.
   const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => void save(event) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
-    h('p', { class: 'muted' }, 'Header values are shown masked: leave one as it is to keep it, or type a new value.'),
+    h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…) are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
     h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
     h('p', {}, 'Shared secret: ', secretShown),

@@ -2,7 +2,7 @@
  * The console's admin endpoints (all with `Authorization: Bearer <admin token>`), usable without
  * the console too (README, "Admin endpoints"):
  *
- * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets masked)
+ * - `GET  /v1/admin/sources`                   each source's Webhooks settings (secrets and URLs' credentials masked)
  * - `GET  /v1/admin/sources/{name}/webhooks`   one source's, with its version as `ETag`
  * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`;
  *                                              with `If-Match`, only if still of that version (else 409)
@@ -19,6 +19,7 @@ import { stringifyExact } from '../../message/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
 import type { ConsoleRecorder, MessageRecord } from './recorder.js'
+import { shownRecord } from './records.js'
 import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
 import { etag } from './versions.js'
@@ -75,10 +76,10 @@ function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boo
   const { boot } = recorder
   if (!paged) {
     const version = recorder.version
-    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit) }
+    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit).map(shownRecord) }
   }
   const page = recorder.changesPage(since, limit, keep)
-  return { boot, version: page.version, messages: page.messages, ...(page.more && { more: true }) }
+  return { boot, version: page.version, messages: page.messages.map(shownRecord), ...(page.more && { more: true }) }
 }
 
 /** The `{name}` of a settings path, decoded; malformed percent-encoding names no source (404). */
@@ -137,12 +138,13 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     if (retry) {
       only('POST', request, path)
       await context.retry(id)
-      return exactJson({ success: true, message: context.recorder.get(id) }, 202)
+      const record = context.recorder.get(id)
+      return exactJson({ success: true, message: record && shownRecord(record) }, 202)
     }
     only('GET', request, path)
     const record = context.recorder.get(id)
     if (record === undefined) throw notFound(path, `No message ${JSON.stringify(id)} is in the console's record.`)
-    return exactJson(record)
+    return exactJson(shownRecord(record))
   }
   throw notFound(path)
 }

@@ -1,6 +1,7 @@
 /**
- * Masked values, both ways. The settings endpoints show the shared secret and every static header
- * value masked (headers often carry credentials: `Authorization: Bearer …`). A change may send a
+ * Masked values, both ways. The settings endpoints show the shared secret, every static header
+ * value (headers often carry credentials: `Authorization: Bearer …`) and the credentials in each
+ * URL (`?token=…1234`, as logs show them: `maskUrl`) masked. A change may send a
  * masked value back exactly as it was shown, meaning "keep the value held now": so a client that
  * reads the settings, edits one thing and sends them back changes only that one thing. A masked
  * value never becomes a value: one that stands for nothing held here is refused (400 naming the
@@ -8,10 +9,13 @@
  *
  * A header's value is kept only for the same URL and the same header name (compared without
  * case, as HTTP does): renaming a header, or moving it to another URL, needs its value sent
- * again, so a masked credential is never sent anywhere it was not set for.
+ * again, so a masked credential is never sent anywhere it was not set for. Likewise a masked URL
+ * stands only for a URL held now that is shown exactly so: another host or path around the mask
+ * is refused, never sent the credential.
  */
 import { ConfigError } from '../../errors.js'
 import { isPlainObject } from '../../message/validate.js'
+import { hasMaskedCredential, maskUrl } from '../../secrets.js'
 import type { SourceWebhooksConfig, WebhookUrlConfig } from '../config.js'
 
 /** What every masked value starts with. It is not ASCII, so it is never a valid header value. */
@@ -26,11 +30,13 @@ const isMasked = (value: unknown): value is string => typeof value === 'string' 
 export const maskHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, mask(value.trim())]))
 
+const cannotKeep = (option: string, reason: string) =>
+  new ConfigError(option, `Expected \`${option}\` to be a new value, or the masked value shown to keep the current one; got a masked value that cannot be kept: ${reason}. Send the value itself.`)
+
 /** The value `masked` stands for: `held` when it was shown as `masked`; else a `ConfigError` at `option`. */
 function kept(option: string, masked: string, held: string | undefined, why: string, shown = mask): string {
   if (held !== undefined && shown(held) === masked) return held
-  const reason = held === undefined ? why : 'it is not the masked form of the value held now (was it changed since it was read?)'
-  throw new ConfigError(option, `Expected \`${option}\` to be a new value, or the masked value shown to keep the current one; got a masked value that cannot be kept: ${reason}. Send the value itself.`)
+  throw cannotKeep(option, held === undefined ? why : 'it is not the masked form of the value held now (was it changed since it was read?)')
 }
 
 /** The same URL as written, or as parsed (`HTTPS://H.test/a` is `https://h.test/a`). */
@@ -43,8 +49,25 @@ function sameUrl(a: unknown, b: string): boolean {
   }
 }
 
-function unmaskUrl(entry: unknown, i: number, held: readonly WebhookUrlConfig[], at: string): unknown {
-  if (!isPlainObject(entry) || !isPlainObject(entry.headers)) return entry
+/**
+ * The URL held now that `url` (with a masked credential) was shown for: the one at the same place
+ * if it is shown so, else the only one shown so; else a `ConfigError` (two URLs that differ only
+ * in a credential may look the same masked: then the place tells them apart).
+ */
+function keptUrl(url: string, i: number, held: readonly WebhookUrlConfig[], at: string): string {
+  const shownAs = (h: WebhookUrlConfig) => sameUrl(url, maskUrl(h.url))
+  if (held[i] !== undefined && shownAs(held[i])) return held[i].url
+  const matches = held.filter(shownAs)
+  if (matches.length === 1) return matches[0].url
+  throw cannotKeep(`${at}.urls[${i}].url`, matches.length === 0
+    ? 'it is not the masked form of a URL held now (its host, path or another part was changed, or the URL was changed since it was read)'
+    : 'several URLs held now are shown so, and the one at its place is not one of them')
+}
+
+function unmaskUrl(input: unknown, i: number, held: readonly WebhookUrlConfig[], at: string): unknown {
+  if (!isPlainObject(input)) return input
+  const entry = typeof input.url === 'string' && hasMaskedCredential(input.url) ? { ...input, url: keptUrl(input.url, i, held, at) } : input
+  if (!isPlainObject(entry.headers)) return entry
   const headers = entry.headers
   if (!Object.values(headers).some(isMasked)) return entry
   const heldUrl = held.find((h) => sameUrl(entry.url, h.url))

@@ -3,6 +3,7 @@
  * attempts and outcome) and how the recorder holds it (`Entry`, which makes the record only when
  * it is read or changed).
  */
+import { maskUrl } from '../../secrets.js'
 import type { UrlResult } from '../../webhooks/index.js'
 
 export type Outcome = 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'delivered' | 'failed'
@@ -120,6 +121,18 @@ export class Entry {
     this.version = version
     if (this.#record !== undefined) this.#record.version = version
   }
+}
+
+/**
+ * `record` as the admin endpoints answer it: each URL with its credentials masked (`?token=…1234`,
+ * as logs show them). The record itself keeps the URLs whole: a URL's outcome is matched to its
+ * attempt by the URL, and two URLs may look the same masked.
+ */
+export function shownRecord(record: MessageRecord): MessageRecord {
+  const { attempts } = record.delivery
+  if (attempts.every((a) => a.results.every((r) => maskUrl(r.url) === r.url))) return record
+  const shown = attempts.map((a) => ({ ...a, results: a.results.map((r) => ({ ...r, url: maskUrl(r.url) })) }))
+  return { ...record, delivery: { ...record.delivery, attempts: shown } }
 }
 
 /** A URL's outcome while its attempt is under way. */

@@ -2,8 +2,9 @@
  * Each source's Webhooks settings as the console sees and changes them. A change is validated
  * exactly as the config is (`resolveSourceWebhooks` and the destination's own rules: the same
  * option paths and messages), kept by the settings store, then applied: the next message goes to
- * the new destination, without a restart. Secrets, static header values and write keys are shown
- * masked; a masked value sent back keeps the value it stands for (./masked.ts). Each source's
+ * the new destination, without a restart. Secrets, static header values, write keys and the
+ * credentials in URLs are shown masked; a masked value sent back keeps the value it stands for
+ * (./masked.ts). Each source's
  * settings have a version (./versions.ts): a change sent with `If-Match` is refused (409) when
  * they changed since they were read, here or, with a shared store, through another process.
  */
@@ -12,6 +13,7 @@ import { describe, isPlainObject } from '../../message/validate.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
 import { HttpProblem, notFound } from '../http/errors.js'
+import { maskUrl } from '../../secrets.js'
 import { mask, maskHeaders, unmask } from './masked.js'
 import { etag, fingerprint, ifMatches } from './versions.js'
 
@@ -52,7 +54,7 @@ export interface SourceView {
   writeKey: string
   /** The settings' version (./versions.ts): sent back in `If-Match` as `"<version>"`. */
   version: string
-  /** Header values and the shared secret masked, like the write key. */
+  /** Header values, the shared secret and the URLs' credentials (`?token=…1234`) masked, like the write key. */
   webhooks: { enabled: boolean; urls: WebhookUrlConfig[]; sharedSecret: string | null }
 }
 
@@ -125,8 +127,8 @@ export class SourceSettings {
 
   /**
    * Validates `input` (`{ enabled?, urls?, sharedSecret? }`; `sharedSecret` absent keeps the
-   * current one, `null` removes it; a masked value as shown, the secret's or a header's, keeps
-   * the value it stands for) for source `name`, keeps it and applies it. A 400 naming the field
+   * current one, `null` removes it; a masked value as shown, the secret's, a header's or a URL's,
+   * keeps the value it stands for) for source `name`, keeps it and applies it. A 400 naming the field
    * (the config's path and message) changes nothing. With `ifMatch` (an `If-Match` header), a 409
    * when the settings are no longer of that version; without it, the change applies to whatever
    * they are now.
@@ -222,7 +224,7 @@ export class SourceSettings {
     const urls = webhooks.urls ?? []
     const shown = {
       enabled: webhooks.enabled ?? urls.length > 0,
-      urls: urls.map((u) => ({ url: u.url, ...(u.headers && { headers: maskHeaders(u.headers) }) })),
+      urls: urls.map((u) => ({ url: maskUrl(u.url), ...(u.headers && { headers: maskHeaders(u.headers) }) })),
       sharedSecret: webhooks.sharedSecret === undefined ? null : mask(webhooks.sharedSecret),
     }
     return { name, writeKey: mask(writeKey), version: fingerprint(JSON.stringify(shown)), webhooks: shown }
