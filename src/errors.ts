@@ -31,11 +31,12 @@ export class AnalyticsError extends Error {
   readonly status?: number
 
   constructor(code: ErrorCode, message: string, options: AnalyticsErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    // `Error` reads `cause` only: a given `cause` is kept (an undefined one too), none is added otherwise.
+    super(message, options)
     this.name = 'AnalyticsError'
     this.code = code
     this.messages = options.messages ?? []
-    if (options.status !== undefined) this.status = options.status
+    this.status = options.status
   }
 }
 
@@ -93,8 +94,8 @@ export class HttpError extends AnalyticsError {
   ) {
     super('HTTP', message, { ...options, status })
     this.name = 'HttpError'
-    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
-    if (options.reason !== undefined) this.reason = options.reason
+    this.retryAfterMs = options.retryAfterMs
+    this.reason = options.reason
   }
 }
 

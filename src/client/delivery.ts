@@ -51,12 +51,8 @@ interface Sending {
  */
 let keepaliveBytes = 0
 
-const basicAuth = (writeKey: string) => {
-  const bytes = new TextEncoder().encode(`${writeKey}:`)
-  let binary = ''
-  for (const b of bytes) binary += String.fromCharCode(b)
-  return `Basic ${btoa(binary)}`
-}
+/** `btoa` takes Latin-1 only: the key's UTF-8 bytes, one character each (a write key is short). */
+const basicAuth = (writeKey: string) => `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(`${writeKey}:`)))}`
 
 async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer> | undefined> {
   if (typeof CompressionStream !== 'function') return undefined
@@ -227,7 +223,7 @@ export class Delivery {
     if (attempts !== undefined) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
     const reported = isAnalyticsError(error)
       ? error
-      : new AnalyticsError('NETWORK', `Delivery failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      : new AnalyticsError('NETWORK', `Delivery failed: ${(error as Error | undefined)?.message ?? String(error)}`, { cause: error })
     reported.messages = sentMessages(batch)
     this.#hooks.failed(reported)
     return { delivered: 0, failed: batch.length }

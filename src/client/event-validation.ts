@@ -40,7 +40,7 @@ const failure = (field: string, text: string, message: SentMessage, cause?: unkn
   new ValidationError(field, text, { messages: [message], cause })
 
 const threw = (event: string, message: SentMessage, cause: unknown) =>
-  failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${cause instanceof Error ? cause.message : String(cause)}`, message, cause)
+  failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${(cause as Error | undefined)?.message ?? String(cause)}`, message, cause)
 
 /**
  * Checks a track message's properties against its event's validator, if there is one. A verdict

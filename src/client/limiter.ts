@@ -9,7 +9,12 @@ export class Limiter {
   #active = 0
   readonly #waiting: Array<[resolve: (unslotted?: true) => void, reject: (reason: unknown) => void]> = []
 
-  constructor(readonly limit: number, readonly signal?: StopSignal) {
+  readonly #limit: number
+  readonly #signal?: StopSignal
+
+  constructor(limit: number, signal?: StopSignal) {
+    this.#limit = limit
+    this.#signal = signal
     signal?.addEventListener('abort', () => {
       for (const waiter of this.#waiting.splice(0)) waiter[1](signal.reason)
     })
@@ -20,8 +25,8 @@ export class Limiter {
    * with the signal's reason if aborted before.
    */
   acquire(): Promise<true | void> {
-    if (this.signal?.aborted) return Promise.reject(this.signal.reason)
-    if (this.#active < this.limit) {
+    if (this.#signal?.aborted) return Promise.reject(this.#signal.reason)
+    if (this.#active < this.#limit) {
       this.#active++
       return Promise.resolve()
     }

@@ -106,6 +106,6 @@ function unserialisable(message: Record<string, unknown>, cause: unknown): Valid
       break
     }
   }
-  const reason = cause instanceof Error ? cause.message : String(cause)
+  const reason = (cause as Error | undefined)?.message ?? String(cause)
   return new ValidationError(field, `Cannot serialise \`${field}\` to JSON: ${reason}`, { cause })
 }

@@ -47,8 +47,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
   // The browser build's one caller, the client's delivery, sets `exponent` and `sleep`, and none
   // of `now`, `random`, `isRetryable` and `windowMs` (the webhooks'): that build leaves them out.
   const browser = typeof __BROWSER__ === 'boolean' && __BROWSER__
-  const now = browser ? Date.now : options.now ?? Date.now
-  const start = browser ? 0 : now()
+  const start = browser ? 0 : (options.now ?? Date.now)()
   let made = 0
   for (let n = 1; ; n++) {
     try {
@@ -61,7 +60,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         const retryAfterMs = isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
         const exponent = browser ? options.exponent!(n) : options.exponent ? options.exponent(n) : n
         const delayMs = retryDelay(exponent, options.backoff, (browser ? Math.random : options.random ?? Math.random)(), retryAfterMs)
-        if (!browser && options.windowMs !== undefined && now() + delayMs - start > options.windowMs) throw error
+        if (!browser && options.windowMs !== undefined && (options.now ?? Date.now)() + delayMs - start > options.windowMs) throw error
         options.onRetry?.({ attempt: n, error, delayMs })
         await (browser ? options.sleep! : options.sleep ?? sleep)(delayMs, options.signal)
       }
