@@ -179,11 +179,14 @@ function schemas(input: ClientOptions<unknown>): Readonly<Record<string, Standar
 }
 
 export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> = {}): ResolvedOptions {
+  // The write key is a secret: a number or an object given for it is named by its kind only (a
+  // string here is blank, shown as it is). So are options that are not an object: a write key
+  // passed in their place would be shown.
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
-    throw expected(ConfigError, 'writeKey', 'a non-empty string', writeKey)
+    throw expected(ConfigError, 'writeKey', 'a non-empty string', writeKey, typeof writeKey !== 'string')
   }
   if (!isPlainObject(input)) {
-    throw expected(ConfigError, 'options', 'an object', input)
+    throw expected(ConfigError, 'options', 'an object', input, true)
   }
   for (const key of Object.keys(input)) {
     if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)

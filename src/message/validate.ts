@@ -39,21 +39,33 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /** A `Date`, from any realm. */
 export const isDate = (value: unknown): value is Date => Object.prototype.toString.call(value) === '[object Date]'
 
-/** Short, safe rendering of a bad value for an error message. */
-export function describe(value: unknown): string {
+/**
+ * What a value is, never what it holds: `null`, `undefined`, 'a number', 'a string', 'an array',
+ * 'an object' (a plain one, from any realm), 'a Map', 'a Date', 'a function'. For values that may
+ * be secrets (a write key given as a number) or that are not ours to show.
+ */
+export function kindOf(value: unknown): string {
+  if (value == null) return `\`${value}\``
   if (Array.isArray(value)) return 'an array'
   const type = typeof value
-  if (type === 'string') return `\`${JSON.stringify((value as string).length > 40 ? (value as string).slice(0, 40) + '…' : value)}\``
-  // null, a Date, a number, a boolean, a bigint, undefined: shown as they are.
-  if (value === null || isDate(value) || (type !== 'object' && type !== 'function' && type !== 'symbol')) return `\`${String(value)}\``
-  // 'a Map', 'an Error', 'an object' (a plain one, from any realm), 'a function', 'a symbol'.
   const name = type !== 'object' || isPlainObject(value) ? type : (value as { constructor?: { name?: string } }).constructor?.name || 'object'
   return `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name}`
 }
 
-/** ``Expected `name` to be what, got …``: how a bad value is named, in a `ConfigError` or a `ValidationError`. */
-export const expected = <E>(Kind: new (name: string, message: string) => E, name: string, what: string, value: unknown): E =>
-  new Kind(name, `Expected \`${name}\` to be ${what}, got ${describe(value)}.`)
+/** Short, safe rendering of a bad value for an error message: a string's first 40 characters, a number, a date or a boolean as it is, else `kindOf`. */
+export function describe(value: unknown): string {
+  const type = typeof value
+  if (type === 'string') return `\`${JSON.stringify((value as string).length > 40 ? (value as string).slice(0, 40) + '…' : value)}\``
+  // A Date, a boolean, a number, a bigint: shown as they are.
+  return isDate(value) || /^[bn]/.test(type) ? `\`${value as string}\`` : kindOf(value)
+}
+
+/**
+ * ``Expected `name` to be what, got …``: how a bad value is named, in a `ConfigError` or a
+ * `ValidationError`. With `secret`, only its kind (`kindOf`): the value may be a credential.
+ */
+export const expected = <E>(Kind: new (name: string, message: string) => E, name: string, what: string, value: unknown, secret?: boolean): E =>
+  new Kind(name, `Expected \`${name}\` to be ${what}, got ${(secret ? kindOf : describe)(value)}.`)
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 

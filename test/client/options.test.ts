@@ -119,6 +119,27 @@ describe('writeKey', () => {
     expect(error.option).toBe('writeKey')
     expect(error.message).toContain('writeKey')
   })
+
+  // The write key is a secret: one given as a number was echoed whole (`got \`12345678\``).
+  it.each([
+    ['a number', 12345678, 'a number'],
+    ['a bigint', 123456789012345678n, 'a bigint'],
+    ['an array', ['sk_live_4f9a2c'], 'an array'],
+    ['a Date', new Date(1234567890123), 'a Date'],
+  ])('a write key given as %s is named by its kind, never shown', (_label, key, kind) => {
+    const error = configError(() => new Client(key as never))
+    expect(error.message).toBe(`Expected \`writeKey\` to be a non-empty string, got ${kind}.`)
+    expect(error.message).not.toMatch(/1234|5678|4f9a/)
+  })
+
+  it('a blank one is shown as it is (it holds nothing)', () => {
+    expect(configError(() => new Client('   ')).message).toBe('Expected `writeKey` to be a non-empty string, got `"   "`.')
+  })
+
+  it('options that are not an object are named by their kind: a write key passed in their place is not shown', () => {
+    const error = configError(() => new Client('key', 'sk_live_4f9a2c' as never))
+    expect(error.message).toBe('Expected `options` to be an object, got a string.')
+  })
 })
 
 describe('invalid option values throw ConfigError naming the option and the value', () => {
