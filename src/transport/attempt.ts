@@ -5,6 +5,7 @@
  */
 import { AbortedError, TimeoutError } from '../errors.js'
 import { readCapped, transportFailure } from './failure.js'
+import { kindOf } from '../message/validate.js'
 import { setBackgroundTimeout } from '../platform/runtime.js'
 import type { HttpAnswer, TimedTransportInit, TransportInit } from '../platform/transport.js'
 import type { StopSignal } from './stop.js'
@@ -55,6 +56,9 @@ export async function attemptRequest<R extends HttpAnswer>(
       redirect: 'manual',
       ...(request.keepalive ? { keepalive: true } : {}),
     })])
+    // A `fetch` option that resolves with something else (`undefined`, a parsed body) is named
+    // for what it did, by the kind of value only: what it holds is not ours to show.
+    if (typeof response?.status !== 'number' || !response.headers?.get) throw new TypeError(`Expected \`fetch\` to resolve with a Response, got ${kindOf(response)}.`)
     const { status, headers } = response
     if (status > 199 && status < 300) return response
     const text = await Promise.race([ended, readCapped(response)]).catch(() => '')
