@@ -1,7 +1,7 @@
 /**
  * "Did you mean …?" for a mistyped flag or option: the known name closest to what was typed, or
  * `undefined` when none is close enough to be a good guess. The CLI's flags and `--config` keys,
- * and the collector's options at any depth (`unknownOption`), guess with it.
+ * the collector's options at any depth (`unknownOption`) and the events of `on()` (src/emitter.ts) guess with it.
  */
 import { ConfigError } from './errors.js'
 

@@ -1,44 +1,56 @@
 /**
  * A small typed event emitter (on/off/emit) shared by the client and the webhook destination.
- * A listener that throws never breaks delivery: the throw is handed to `onListenerError`, by
- * default `console.error` (a failure in the user's own listener is reported, never silent).
+ * A listener that throws never breaks delivery: the throw is logged with `console.error` (a
+ * failure in the user's own listener is reported, never silent).
+ * `on` and `off` refuse an event name the emitter does not know (it would never fire) and a
+ * listener that is not a function (it would throw in place of what it was told, when it fires).
  */
+import { closest } from './closest.js'
+import { ConfigError } from './errors.js'
+import { expected } from './message/validate.js'
 
 type Listener<T> = (payload: T) => void
 
 export class Emitter<Events> {
-  #listeners = new Map<keyof Events, Set<Listener<never>>>()
-  readonly #onListenerError: (error: unknown, event: string) => void
+  /** A set of listeners per known event name, made at construction. */
+  readonly #listeners: Map<keyof Events, Set<Listener<never>>>
 
-  constructor(onListenerError = (error: unknown, event: string) => console.error(`isomorphic-analytics: a '${event}' listener threw:`, error)) {
-    this.#onListenerError = onListenerError
+  constructor(known: ReadonlyArray<keyof Events & string>) {
+    this.#listeners = new Map(known.map((event) => [event, new Set()]))
   }
 
   on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): this {
-    let set = this.#listeners.get(event)
-    if (!set) this.#listeners.set(event, (set = new Set()))
-    set.add(listener as Listener<never>)
+    this.#listenersOf(event, listener).add(listener as Listener<never>)
     return this
   }
 
   off<K extends keyof Events>(event: K, listener: Listener<Events[K]>): this {
-    this.#listeners.get(event)?.delete(listener as Listener<never>)
+    this.#listenersOf(event, listener).delete(listener as Listener<never>)
     return this
   }
 
-  listenerCount(event: keyof Events): number {
-    return this.#listeners.get(event)?.size ?? 0
+  /** `event`'s listeners, once `event` and `listener` are found to be a known name and a function; throws `ConfigError` otherwise. */
+  #listenersOf(event: keyof Events, listener: unknown): Set<Listener<never>> {
+    const set = this.#listeners.get(event)
+    if (!set) {
+      const known = [...this.#listeners.keys()] as string[]
+      const guess = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : closest(String(event), known)
+      throw expected(ConfigError, 'event', `one of ${known.join(', ')}${guess ? ` (did you mean \`${guess}\`?)` : ''}`, event)
+    }
+    if (typeof listener !== 'function') throw expected(ConfigError, 'listener', 'a function', listener)
+    return set
   }
 
-  emit<K extends keyof Events>(event: K, payload: Events[K]): void {
-    const set = this.#listeners.get(event)
-    if (!set) return
-    for (const listener of [...set]) {
+  /** Calls `event`'s listeners with `payload`; whether there were any. */
+  emit<K extends keyof Events>(event: K, payload: Events[K]): boolean {
+    const listeners = [...this.#listeners.get(event)!]
+    for (const listener of listeners) {
       try {
         ;(listener as Listener<Events[K]>)(payload)
       } catch (error) {
-        this.#onListenerError(error, String(event))
+        console.error(`isomorphic-analytics: a '${event as string}' listener threw:`, error)
       }
     }
+    return listeners.length > 0
   }
 }

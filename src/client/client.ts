@@ -51,17 +51,17 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
     this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
-    // A listener that throws is reported on console.error (the emitter's default).
-    this.#events = new Emitter<ClientEvents>()
+    // A listener that throws is reported on console.error (the emitter does it).
+    this.#events = new Emitter<ClientEvents>(['flush', 'retry', 'error'])
     this.#delivery = new Delivery(this.#options, this.#bodies, {
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
         if (this.#log.enabled) this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
-        if (this.#events.listenerCount('flush')) this.#events.emit('flush', withMessages(batch, { status }))
+        this.#events.emit('flush', withMessages(batch, { status }))
       },
       retrying: (batch, attempt, error) => {
         this.#stats.retries++
-        if (this.#events.listenerCount('retry')) this.#events.emit('retry', withMessages(batch, { attempt, error }))
+        this.#events.emit('retry', withMessages(batch, { attempt, error }))
       },
       failed: (error) => {
         this.#stats.failed += error.messages.length
@@ -317,8 +317,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   #report(error: AnalyticsError): void {
-    this.#log(`failed: ${error.message} (${count(error.messages.length, 'message')})`)
-    if (this.#events.listenerCount('error')) this.#events.emit('error', error)
-    else console.error(`isomorphic-analytics: ${count(error.messages.length, 'message')} not delivered: ${error.message}`)
+    const messages = count(error.messages.length, 'message')
+    this.#log(`failed: ${error.message} (${messages})`)
+    if (!this.#events.emit('error', error)) console.error(`isomorphic-analytics: ${messages} not delivered: ${error.message}`)
   }
 }

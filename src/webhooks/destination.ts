@@ -67,7 +67,7 @@ export function collectorDestination(options: WebhookDestinationOptions): Webhoo
 
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
-  readonly #events = new Emitter<WebhookDestinationEvents>()
+  readonly #events = new Emitter<WebhookDestinationEvents>(['attempt', 'retry', 'delivered', 'failed', 'late'])
   /**
    * Ends the retry waits at `close()`. A `Stop`, not an `AbortController`: every delivery waiting
    * to retry listens to it, and an `AbortSignal` warns of a leak past ten listeners.
@@ -309,9 +309,7 @@ export class WebhookDestination {
   /** One attempt of the in-memory schedule: the shared primitive, recorded on `delivery`. */
   async #attempt(delivery: Delivery, n: number): Promise<void> {
     const { fetch, timeout, now, targets } = this.#options
-    if (this.#events.listenerCount('attempt') > 0) {
-      this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
-    }
+    this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
     const outcome = await attemptOnce({
       targets: delivery.targets,
       body: delivery.body,
