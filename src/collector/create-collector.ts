@@ -20,14 +20,15 @@ import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './conf
 import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from './admin/stats.js'
 import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
-import type { DeliveryQueue } from './delivery/queue.js'
+import { QUEUE_WRITE_WAIT_MS, writeDeadline, type DeliveryQueue } from './delivery/queue.js'
 import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
 import { retriesByHand } from './console/retries.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { checkRequest, createHandler } from './http/handler.js'
-import { withCore, type CollectorCore } from './http/direct.js'
+import { withCore, type CollectorCore, type RequestHead } from './http/direct.js'
 import { JsonAnswer } from './http/errors.js'
 import { markReadiness } from './http/readiness.js'
+import { requestDeadline, setRequestDeadline } from './http/deadline.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { loadExactJson } from '../message/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
@@ -190,10 +191,10 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
   void settings.ready.then(settingsLoaded)
   const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
-  async function report(): Promise<StatsReport> {
+  async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {
-      const counts = await queue.sharedCounts()
+      const counts = await queue.sharedCounts(requestDeadline(request))
       return statsReport('shared', Object.fromEntries(names.map((name) => [name, sharedSourceStats(counts, name)])))
     }
     const snapshot = tally.snapshot()
@@ -213,6 +214,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     ingest,
     admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, durable: queue.durable, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
+    isStarting: () => !ready,
     tally,
     log,
     onError: config.onError,
@@ -220,9 +222,17 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   })
   // Requests wait (once, at start) for the settings saved in a shared store, so a message is
   // routed with them and the console shows them, and for the bus, so this process hears the others.
+  // With a queue server, that wait and the write share one deadline, 5 s from the request's arrival:
+  // past it, ingest and the admin endpoints are answered 503 QUEUE_UNAVAILABLE (`isStarting`).
   let ready = false
   const started = Promise.all([settings.ready, bus?.ready().catch(() => {}), loadExactJson()]).then(() => void (ready = true))
-  const answer: CollectorCore = (head, full) => (ready ? core(head, full) : started.then(() => core(head, full)))
+  const answer: CollectorCore = (head, full) => (ready ? core(head, full) : whenStarted(head, full))
+  async function whenStarted(head: RequestHead, full: () => Request): Promise<Response | JsonAnswer> {
+    if (!server) return started.then(() => core(head, full))
+    const by = writeDeadline()
+    await settlesWithin(started, QUEUE_WRITE_WAIT_MS)
+    return core(setRequestDeadline(head, by), () => setRequestDeadline(full(), by))
+  }
   // The Node server calls `answer` directly (no web objects on the ingest path; see http/direct.ts).
   const fetch = withCore(async (request: Request) => {
     checkRequest(request)

@@ -20,7 +20,8 @@ export interface AdminContext {
   durable: boolean
   deletion(request: DeletionRequest): Dispatch
   audience(request: AudienceSyncRequest): Promise<Dispatch>
-  stats(): Promise<StatsReport>
+  /** `request`: for its deadline, when it has one (see http/deadline.ts). */
+  stats(request: Request): Promise<StatsReport>
 }
 
 /** How long an admin request waits for its payloads to be queued before answering anyway. */
@@ -39,7 +40,7 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
   await requireBearer(request, context.adminToken)
   if (route === 'stats') {
     try {
-      return jsonResponse(200, await context.stats())
+      return jsonResponse(200, await context.stats(request))
     } catch (error) {
       // The queue server away: answered as ingest is, so a monitor polling it is neither held nor told "500".
       if (!(error instanceof QueueUnavailableError)) throw error

@@ -28,7 +28,7 @@ import { Pacer } from './pacer.js'
 import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
 import { workerErrors } from './worker-errors.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
-import { QueueUnavailableError, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type QueuedDelivery, type TraceSink } from './queue.js'
+import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, writeDeadline, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type EnqueueOptions, type QueuedDelivery, type TraceSink } from './queue.js'
 
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
@@ -224,7 +224,7 @@ export class BullmqQueue implements DeliveryQueue {
     this.#onError(new Error(`The collector's ${line}`, { cause: error }))
   }
 
-  async enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
+  async enqueue(deliveries: readonly QueuedDelivery[], options?: EnqueueOptions): Promise<boolean> {
     if (deliveries.length === 0) return true
     // Attempts yield to ingest while this runs (see `Pacer`), unless requests are being refused.
     this.#pacer.ingestStarted()
@@ -238,9 +238,11 @@ export class BullmqQueue implements DeliveryQueue {
     }
   }
 
-  async #add(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): Promise<boolean> {
+  async #add(deliveries: readonly QueuedDelivery[], options?: EnqueueOptions): Promise<boolean> {
+    // One deadline for the connection and the write (a request's, when it has waited already).
+    const by = options?.by ?? writeDeadline()
     // Once open, no bound (and no timer) for it on each request.
-    const { adds, counters } = this.#opened ?? (await writeInTime(this.#ready))
+    const { adds, counters } = this.#opened ?? (await writeInTime(this.#ready, { by }))
     if (this.#closing !== undefined) throw new QueueUnavailableError('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
@@ -256,6 +258,8 @@ export class BullmqQueue implements DeliveryQueue {
         if (pending > 0 && pending + list.length > this.#maxPending) return false
       }
     }
+    // The request's time ran out before the write could start (its start-up took it): not written.
+    if (Date.now() >= by) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
     const jobs = [...bySource].map(([source, list]): BatchJob => ({
       name: 'batch',
       data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
@@ -269,7 +273,7 @@ export class BullmqQueue implements DeliveryQueue {
         this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
       }
     })
-    await writeInTime(written, this.#writeFailure)
+    await writeInTime(written, { failure: this.#writeFailure, by })
     return true
   }
 
@@ -297,9 +301,9 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   /** Bounded like a write: a queue server away answers 503 (`QueueUnavailableError`), not a hang or a 500. */
-  async sharedCounts(): Promise<Record<string, number>> {
-    const { counters } = await writeInTime(this.#ready)
-    return writeInTime(counters.flush().then(() => counters.read()), { ...this.#writeFailure, what: 'give its counts' })
+  async sharedCounts(by = writeDeadline()): Promise<Record<string, number>> {
+    const { counters } = await writeInTime(this.#ready, { by })
+    return writeInTime(counters.flush().then(() => counters.read()), { failure: { ...this.#writeFailure, what: 'give its counts' }, by })
   }
 
   close(timeoutMs: number): Promise<DrainOutcome> {

@@ -14,7 +14,7 @@ import { cancelRequests } from '../../webhooks/destination.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
 import { Pacer } from './pacer.js'
-import type { BacklogCounts, DeliveryQueue, DrainOutcome, QueuedDelivery } from './queue.js'
+import type { BacklogCounts, DeliveryQueue, DrainOutcome, EnqueueOptions, QueuedDelivery } from './queue.js'
 
 interface Item {
   delivery: QueuedDelivery
@@ -191,7 +191,7 @@ export class MemoryQueue implements DeliveryQueue {
     for (const [source, destination] of options.destinations) this.#lanes.set(source, new Lane(source, destination, this))
   }
 
-  enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): boolean {
+  enqueue(deliveries: readonly QueuedDelivery[], options?: EnqueueOptions): boolean {
     if (deliveries.length === 0) return true
     const lanes = new Map<Lane, number>()
     for (const d of deliveries) {

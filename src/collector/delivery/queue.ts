@@ -78,26 +78,42 @@ export class QueueUnavailableError extends Error {
   override name = 'QueueUnavailableError'
 }
 
-/** How long a request waits for the queue server to take its deliveries. */
+/** How long a request waits for the queue server, all told: the collector's start-up, a connection, the write. */
 export const QUEUE_WRITE_WAIT_MS = 5_000
 
+/** The bound of a wait that starts now (ms since the epoch): `QUEUE_WRITE_WAIT_MS` from now. */
+export const writeDeadline = (): number => Date.now() + QUEUE_WRITE_WAIT_MS
+
+export interface WriteWait {
+  /** With it, also when the write fails (PostgreSQL gone refuses at once), after `report`. */
+  failure?: { closing(): boolean; report(error: Error): void; what?: string }
+  /** When the wait ends (ms since the epoch): a request's one deadline (default: 5 s from now). */
+  by?: number
+}
+
 /**
- * `write`, or a `QueueUnavailableError` once `QUEUE_WRITE_WAIT_MS` have passed (BullMQ's
- * connections retry for ever: without a bound a request would wait as long as the server is
- * down; a write that lands later is a job like any other, the sender's retry de-duplicated).
- * With `failure`, also when the write fails (PostgreSQL gone refuses at once), after
- * `failure.report` (not called when `failure.closing()`: the collector's `close()` dropped the
- * connection).
+ * `write`, or a `QueueUnavailableError` once the deadline `by` has passed (BullMQ's connections
+ * retry for ever: without a bound a request would wait as long as the server is down; a write
+ * that lands later is a job like any other, the sender's retry de-duplicated). With `failure`,
+ * also when the write fails, after `failure.report` (not called when `failure.closing()`: the
+ * collector's `close()` dropped the connection).
  */
-export async function writeInTime<T>(write: Promise<T>, failure?: { closing(): boolean; report(error: Error): void; what?: string }): Promise<T> {
+export async function writeInTime<T>(write: Promise<T>, wait: WriteWait = {}): Promise<T> {
+  const { failure, by = writeDeadline() } = wait
   const got = await valueWithin(failure === undefined ? write : write.catch((error: Error) => {
     const what = failure.what ?? 'take the deliveries'
     if (failure.closing()) throw new QueueUnavailableError(`The collector closed before the queue server could ${what}.`, { cause: error })
     failure.report(error)
     throw new QueueUnavailableError(`The queue server did not ${what} (${error.message}).`, { cause: error })
-  }), QUEUE_WRITE_WAIT_MS)
+  }), Math.max(0, by - Date.now()))
   if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
   return got.value
+}
+
+export interface EnqueueOptions {
+  ignoreLimit?: boolean
+  /** When the queue server must have taken them (ms since the epoch; default: 5 s from the call). */
+  by?: number
 }
 
 export interface DeliveryQueue {
@@ -114,10 +130,10 @@ export interface DeliveryQueue {
   /**
    * Takes the deliveries of one request as a unit: all of them, or none when they do not fit
    * under the source's backlog limit (`false`: the caller answers 503). Resolves once they are
-   * held (in memory at once; in a queue server once it has them). `ignoreLimit` is for the
-   * admin endpoints.
+   * held (in memory at once; in a queue server once it has them, by `by`: a request's deadline,
+   * see `writeInTime`). `ignoreLimit` is for the admin endpoints.
    */
-  enqueue(deliveries: readonly QueuedDelivery[], options?: { ignoreLimit?: boolean }): boolean | Promise<boolean>
+  enqueue(deliveries: readonly QueuedDelivery[], options?: EnqueueOptions): boolean | Promise<boolean>
   /**
    * Settings changed (the console): the source's next deliveries go to `destination`. Those
    * already with the previous destination finish there.
@@ -129,7 +145,7 @@ export interface DeliveryQueue {
    * Counters every process on the same queue server shares (`${source}|${name}` → value), for
    * `GET /v1/stats`. Absent in memory: this process's own counters are the whole story.
    */
-  sharedCounts?(): Promise<Record<string, number>>
+  sharedCounts?(by?: number): Promise<Record<string, number>>
   /**
    * Stops taking deliveries, lets attempts in flight finish within `timeoutMs`, then stops.
    * Safe to call twice.

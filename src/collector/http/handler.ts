@@ -10,6 +10,7 @@ import { maskUrl } from '../../secrets.js'
 import type { MessageType } from '../../message/types.js'
 import { handleAdmin, type AdminContext, type AdminRoute } from '../admin/endpoints.js'
 import { routeConsole, type ConsoleContext } from '../console/index.js'
+import { QUEUE_WRITE_WAIT_MS } from '../delivery/queue.js'
 import type { Ingest } from '../ingest/accept.js'
 import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
@@ -54,6 +55,11 @@ export interface HandlerContext {
   ingest: Ingest
   admin: AdminContext | undefined
   isClosed(): boolean
+  /**
+   * Whether the durable collector is still starting (bus, saved settings) once the request's
+   * wait for that is over: ingest and the admin endpoints are then answered 503 QUEUE_UNAVAILABLE.
+   */
+  isStarting(): boolean
   tally: IngestTally
   log: Logger
   onError(error: unknown): void
@@ -102,6 +108,9 @@ export function createHandler(context: HandlerContext): CollectorCore {
       if (request.method !== method) throw methodNotAllowed(request.method, path, `${method}, OPTIONS`)
       if (context.isClosed()) {
         throw retryLater('CLOSED', 'The collector is shutting down; retry later.')
+      }
+      if (route.kind !== 'metrics' && context.isStarting()) {
+        throw retryLater('QUEUE_UNAVAILABLE', `The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s. Retry later.`)
       }
       if (route.kind === 'admin') {
         const response = await handleAdmin(route.name, full(), context.admin!)

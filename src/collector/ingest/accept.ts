@@ -12,6 +12,7 @@ import { deferredTrace, type DeferredTrace } from '../console/recorder.js'
 import { QueueUnavailableError, type DeliveryQueue, type DeliveryTrace, type QueuedDelivery } from '../delivery/queue.js'
 import { missingWriteKey, unknownWriteKey, writeKeyFromBody, writeKeyFromHeader, writeKeyFromQuery } from '../http/auth.js'
 import { corsHeaders } from '../http/cors.js'
+import { requestDeadline } from '../http/deadline.js'
 import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, jsonAnswer, retryLater, type JsonAnswer } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
@@ -178,7 +179,8 @@ export function createIngest(context: IngestContext): Ingest {
         release()
         throw error
       }
-      const held = context.queue.enqueue(deliveries)
+      const by = requestDeadline(request)
+      const held = context.queue.enqueue(deliveries, by === undefined ? undefined : { by })
       let taken: boolean
       let unavailable: QueueUnavailableError | undefined
       try {

@@ -87,7 +87,7 @@ export const READY_TIMEOUT_MS = 10_000
 async function untilReady(handler: object, onError: (error: unknown) => void): Promise<void> {
   const ready = readinessOf(handler)
   if (ready !== undefined && !(await settlesWithin(ready, READY_TIMEOUT_MS))) {
-    onError(new Error(`The collector was not ready after ${READY_TIMEOUT_MS / 1_000} s (is its queue server reachable?); listening anyway: requests wait until it is.`))
+    onError(new Error(`The collector was not ready after ${READY_TIMEOUT_MS / 1_000} s (is its queue server reachable?); listening anyway: a request waits for it 5 s at most, then is answered 503.`))
   }
 }
 

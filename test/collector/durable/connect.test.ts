@@ -3,9 +3,12 @@
  * not created yet, a Redis database the server refuses. The collector listens anyway (after its
  * 10 s readiness bound), answers senders 503 QUEUE_UNAVAILABLE within 5 s, reports the failure
  * (not once per try), keeps trying about once a second, and takes deliveries as soon as the
- * server can be used; SIGTERM ends it at once. Real servers; collectors in child processes.
+ * server can be used; SIGTERM ends it at once. A request made while the collector is still
+ * starting has one 5 s deadline for the start-up and the write together. Real servers; collectors
+ * in child processes, or in this one for a request made at once.
  */
 import { afterEach, describe, expect, it } from 'vitest'
+import { createCollector, type Collector } from '../../../src/collector/index.js'
 import { loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
 import { freePort, startPostgres, startRedis } from '../../helpers/queue-servers.js'
 import { batchText, post, send, startCollector, startReceiver, stop, until, type CollectorProcess } from './support.js'
@@ -101,6 +104,59 @@ describe('a queue server unusable at start-up', () => {
         db0.disconnect()
       }
     } finally {
+      await redis.stop()
+    }
+  }, 30_000)
+})
+
+describe('a request made while the collector is still starting', () => {
+  let library: Collector | undefined
+  afterEach(async () => {
+    await library?.close(0)
+    library = undefined
+  })
+
+  /** A collector in this process on `queue`, asked at once (before it has connected). */
+  function startedNow(queue: string): Collector {
+    return (library = createCollector({
+      sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/hook' }] } }],
+      queue,
+      adminToken: 'admin-token',
+      onError: () => {},
+    }))
+  }
+
+  /** Answered 503 QUEUE_UNAVAILABLE with Retry-After, within the 5 s (plus a little), whatever it waited for. */
+  async function answeredInTime(collector: Collector, request: Request) {
+    const sentAt = Date.now()
+    const response = await collector.fetch(request)
+    const body = (await response.json()) as { error?: { code: string; message: string } }
+    expect([response.status, response.headers.get('retry-after'), body.error]).toEqual([503, '5', { code: 'QUEUE_UNAVAILABLE', message: 'The queue server did not answer within 5 s. Retry later.' }])
+    expect(Date.now() - sentAt).toBeLessThan(5_000 + 1_000)
+  }
+
+  const batch = (from: number) => new Request('http://collector/v1/batch', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` },
+    body: batchText(from, 5),
+  })
+
+  it('Redis unreachable: 503 within 5 s, not 5 s for the bus and the saved settings and then 5 s for the write', async () => {
+    const collector = startedNow(`redis://127.0.0.1:${await freePort()}`)
+    await answeredInTime(collector, batch(83_000))
+  }, 30_000)
+
+  it('a Redis that accepts connections and never answers: ingest and GET /v1/stats are answered 503 within 5 s, not held for as long as it is frozen', async () => {
+    const redis = await startRedis()
+    try {
+      redis.freeze(true)
+      const collector = startedNow(redis.url)
+      await Promise.all([
+        answeredInTime(collector, batch(83_100)),
+        answeredInTime(collector, new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token' } })),
+      ])
+    } finally {
+      redis.freeze(false)
       await redis.stop()
     }
   }, 30_000)
