@@ -6,7 +6,10 @@ import type { BacklogCounts } from '../delivery/queue.js'
 import type { SourceCounts } from '../stats.js'
 
 export interface SourceStats {
-  /** Messages accepted (answered 200). */
+  /**
+   * Messages accepted (answered 200; with a queue server, also those of a request answered 503
+   * whose write reached the server afterwards: they are delivered all the same).
+   */
   accepted: number
   /** Accepted messages not forwarded: no enabled destination, or turned off by `integrations`. */
   skipped: number

@@ -266,14 +266,14 @@ export class BullmqQueue implements DeliveryQueue {
       opts: BATCH_JOB_OPTIONS,
     }))
     // Counted pending once written, even when that is after the sender was answered 503 (the jobs
-    // are delivered all the same).
+    // are delivered all the same; the caller counts them accepted then, see `landed`).
     const written = adds.write(jobs).then(() => {
       for (const [source, list] of bySource) {
         counters.add(`${source}|pending`, list.length)
         this.#snapshot[`${source}|pending`] = (this.#snapshot[`${source}|pending`] ?? 0) + list.length
       }
     })
-    await writeInTime(written, { failure: this.#writeFailure, by })
+    await writeInTime(written, { failure: this.#writeFailure, by, lands: true })
     return true
   }
 

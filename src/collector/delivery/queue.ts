@@ -76,6 +76,11 @@ export interface DrainOutcome {
  */
 export class QueueUnavailableError extends Error {
   override name = 'QueueUnavailableError'
+  /**
+   * A write that was neither taken in time nor refused: settles with whether it reached the
+   * server afterwards (its deliveries are then delivered all the same). Absent otherwise.
+   */
+  landed?: Promise<boolean>
 }
 
 /** How long a request waits for the queue server, all told: the collector's start-up, a connection, the write. */
@@ -89,6 +94,8 @@ export interface WriteWait {
   failure?: { closing(): boolean; report(error: Error): void; what?: string }
   /** When the wait ends (ms since the epoch): a request's one deadline (default: 5 s from now). */
   by?: number
+  /** A write of deliveries: a timeout's error carries `landed`. */
+  lands?: boolean
 }
 
 /**
@@ -106,8 +113,10 @@ export async function writeInTime<T>(write: Promise<T>, wait: WriteWait = {}): P
     failure.report(error)
     throw new QueueUnavailableError(`The queue server did not ${what} (${error.message}).`, { cause: error })
   }), Math.max(0, by - Date.now()))
-  if (got === undefined) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
-  return got.value
+  if (got !== undefined) return got.value
+  const late = new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
+  if (wait.lands) late.landed = write.then(() => true, () => false)
+  throw late
 }
 
 export interface EnqueueOptions {

@@ -115,6 +115,19 @@ function checkPlan(source: SourceRuntime, messages: readonly Message[], hasBigIn
   return violations
 }
 
+/**
+ * A write answered 503 (not taken within its 5 s) that reached the queue server afterwards: its
+ * deliveries are delivered all the same, so they are counted accepted (and forwarding) then, and
+ * the counters still add up: the sender's retry is accepted again, and de-duplicated at delivery.
+ */
+function countLanded(context: IngestContext, source: string, deliveries: number, landed: Promise<boolean>): void {
+  void landed.then((written) => {
+    if (!written) return
+    context.tally.accepted(source, deliveries, deliveries)
+    if (context.log.enabled) context.log(`${source}: ${count(deliveries, 'payload')} answered 503 reached the queue server afterwards; counted accepted, delivered from there`)
+  })
+}
+
 /** How a request names its write key: Basic auth or the body, or (beacon) the query. */
 export interface IngestOptions {
   keyInQuery?: boolean
@@ -193,6 +206,7 @@ export function createIngest(context: IngestContext): Ingest {
       if (!taken) {
         // Not taken: the sender will retry these, and the retry must not be a "duplicate".
         release()
+        if (unavailable?.landed) countLanded(context, source.name, deliveries.length, unavailable.landed)
         throw unavailable === undefined
           ? backlogFull(source.name)
           : retryLater('QUEUE_UNAVAILABLE', `${unavailable.message} Retry later.`)

@@ -102,6 +102,37 @@ describe('a write answered 503 that lands afterwards', () => {
   }, 30_000)
 })
 
+describe('a write answered 503 that lands afterwards, in GET /v1/stats', () => {
+  it('is counted accepted once it lands, so the counters add up after the sender retries: accepted = forwarded + deduplicated', async () => {
+    const redis = await startRedis()
+    const receiver = await startReceiver(() => 200)
+    try {
+      const collector = await startCollector({ QUEUE: redis.url, WEBHOOK: receiver.url })
+      started.push(collector)
+      expect(await send(collector.url, batchText(74_000, 1))).toBe(200)
+      await until(() => receiver.accepted.length === 1, 'the first delivered')
+      redis.freeze(true)
+      // Held for the 5 s bound, then answered 503; the write is still on its way, and lands.
+      expect(await send(collector.url, batchText(74_100, 20))).toBe(503)
+      redis.freeze(false)
+      await until(() => receiver.accepted.length === 21, 'the 20 delivered after their 503')
+      // The sender's retry: accepted again, its messages de-duplicated at delivery.
+      expect(await send(collector.url, batchText(74_100, 20))).toBe(200)
+      let stats: Record<string, number> = {}
+      const settled = async () => {
+        stats = await collector.stats()
+        return stats.pending === 0 && stats.deduplicated === 20 && stats.accepted === 41
+      }
+      await until(settled, 'the retry de-duplicated and every count written', 10_000, () => JSON.stringify(stats))
+      expect(await collector.stats()).toMatchObject({ accepted: 41, forwarded: 21, deduplicated: 20, skipped: 0, blocked: 0, failed: 0, pending: 0 })
+      expect(receiver.accepted).toHaveLength(21)
+    } finally {
+      await receiver.close()
+      await redis.stop()
+    }
+  }, 30_000)
+})
+
 describe('a full queue server', () => {
   it('Redis at its maxmemory (noeviction) refuses the write: senders are answered 503 QUEUE_UNAVAILABLE, the refusal reported once', async () => {
     const redis = await startRedis()
