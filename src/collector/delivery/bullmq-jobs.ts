@@ -26,15 +26,16 @@
  *
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
  * whichever process makes them, and the outcome of each URL that answers after another one
- * delivered it (after the job has completed).
+ * delivered it (after the job has completed; a closing process waits for those, `LateOutcomes`).
  */
 import { count, type Logger } from '../../logger.js'
 import type { Stop } from '../../transport/stop.js'
-import type { UrlResult, WebhookDestination } from '../../webhooks/index.js'
+import type { WebhookDestination } from '../../webhooks/index.js'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { Mark, SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { CoalescedWrites } from './coalesced-writes.js'
+import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
@@ -112,6 +113,8 @@ export class JobRunner {
   readonly #forgotten: CoalescedWrites<readonly [job: string, count: number]>
   /** Attempts started and not settled: those a stop at the drain's bound gives up on. */
   #inFlight = 0
+  /** Traced URLs still answering after their attempt was delivered by another URL. */
+  readonly #late = new LateOutcomes()
 
   constructor(
     private readonly deps: {
@@ -165,6 +168,11 @@ export class JobRunner {
   /** Attempts in flight now (requests to a destination started, their outcome not known yet). */
   get inFlight(): number {
     return this.#inFlight
+  }
+
+  /** Resolves once every late outcome owed (a traced URL still answering) is reported. */
+  lateOutcomes(): Promise<void> {
+    return this.#late.idle()
   }
 
   /** Resolves once the marks of the jobs completed so far are dropped (before closing the connection). */
@@ -275,13 +283,14 @@ export class JobRunner {
     const startedAt = Date.now()
     this.#inFlight++
     // A URL still answering once another delivered reports its outcome later, to the same trace.
-    const onLate = trace && ((_: number, result: UrlResult) => trace.late(result))
-    const attempted = destination.attempt(data.b, { attempt, signal: stop, ...(data.u && { urls: data.u }), ...(onLate && { onLate }) }).finally(() => {
+    const late = trace && this.#late.follow((result) => trace.late(result))
+    const attempted = destination.attempt(data.b, { attempt, signal: stop, ...(data.u && { urls: data.u }), ...(late && { onLate: late.onLate }) }).finally(() => {
       this.#inFlight--
       pacer.release()
     })
     const outcome = await orStopped(attempted, stop)
     if (outcome === STOPPED) return STOPPED
+    late?.settled(outcome.results)
     const wasRetrying = data.f !== undefined
     const delay = outcome.deliveredBy >= 0 ? undefined : destination.nextRetryDelay(outcome, attempt, data.f ?? startedAt)
     if (delay === undefined) {

@@ -311,6 +311,7 @@ export class BullmqQueue implements DeliveryQueue {
   }
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
+    const bound = Date.now() + timeoutMs
     clearInterval(this.#refresh)
     this.#wake?.()
     // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
@@ -325,6 +326,9 @@ export class BullmqQueue implements DeliveryQueue {
     // the server (their locks expire and another process, or the next start, takes them).
     const closed = worker.close()
     const drained = await settlesWithin(closed, timeoutMs)
+    // URLs still answering after their message was delivered, within the same bound: their late
+    // outcomes reach the other processes' consoles (the bus closes after this queue).
+    if (drained) await settlesWithin(runner.lateOutcomes(), Math.max(0, bound - Date.now()))
     // What follows has the second after the bound, less room for closing the server and exiting.
     const teardownBy = Date.now() + 700
     const stopped = drained ? 0 : runner.inFlight

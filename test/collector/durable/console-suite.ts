@@ -157,6 +157,33 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
       }
     }, 60_000)
 
+    it('a late outcome that comes while the process that made the attempt is closing still reaches the other consoles (close waits for it within its drain timeout)', async () => {
+      const fast = await startReceiver(() => 200)
+      const slow = await startReceiver(() => 400, () => 2_000)
+      try {
+        const env = { WEBHOOK: fast.url, WEBHOOK2: slow.url, DRAIN: '5000' }
+        const [a, b] = await Promise.all([collector(env), collector(env)])
+        await listening(a, b)
+        expect(await send(a.url, batchText(550, 1))).toBe(200)
+        // The process that made the attempt (the one that counts it forwarded) stops while the
+        // slow URL is still answering.
+        let own: Array<Record<string, number>> = []
+        await until(async () => {
+          own = await Promise.all([a.localStats(), b.localStats()])
+          return own[0].forwarded + own[1].forwarded === 1
+        }, 'the fast URL to accept it, counted where the attempt was made')
+        const [attempter, other] = own[0].forwarded === 1 ? [a, b] : [b, a]
+        await until(() => slow.open === 1, 'the slow URL to be answering')
+        const exit = await stop(attempter)
+        expect(exit.code).toBe(0)
+        const record = async (c: CollectorProcess) => byMessageId(await messages(c), 'm-550')[0]
+        await until(async () => (await record(other))?.delivery.attempts[0]?.results[1]?.status === 400, "the late 400, in the other process's console", 5_000)
+        expect((await record(other)).delivery).toMatchObject({ outcome: 'delivered', attempts: [{ attempt: 1, results: [{ url: fast.url, status: 200 }, { url: slow.url, status: 400 }] }] })
+      } finally {
+        await Promise.all([fast.close(), slow.close()])
+      }
+    }, 60_000)
+
     it("a deletion request's payload shows its attempts and outcome in every console, and is retried by hand from another process; an audience sync's identifies are shown as such", async () => {
       let status = 503
       const receiver = await startReceiver((p) => (JSON.parse(p.raw).type === 'delete' ? status : 200))
