@@ -13,13 +13,14 @@
  * Node only (see `platformTransport`), behind the `__BROWSER__` guard that drops it from the
  * browser build (`dist/index.browser.js`, the `<script>` file). In the collector's build it is
  * `dist/node-http.js` (`.cjs`), beside `dist/collector.js`, so a worker bundle leaves it out
- * (tsup.config.ts); it imports only ./transport-key.ts for that reason. The
- * `node:` modules are loaded on first use, the methods looked up on the module object at call
- * time (so an interceptor such as msw that patches `http.request` applies).
+ * (tsup.config.ts); for that reason it imports only ./transport-key.ts and ./node-answer.ts (the
+ * answer it resolves with, which nothing else imports). The `node:` modules are loaded on first
+ * use, the methods looked up on the module object at call time (so an interceptor such as msw that
+ * patches `http.request` applies).
  */
-import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http'
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http'
 import type { StopSignal } from '../transport/stop.js'
-import type { HttpAnswer } from './transport.js'
+import { NodeAnswer, type ReadBody } from './node-answer.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
 export interface NodeRequestInit {
@@ -106,51 +107,6 @@ function targetOf(input: string | URL): Target {
   if (targets.size >= MAX_TARGETS) targets.clear()
   targets.set(key, target)
   return target
-}
-
-/**
- * The answer's headers, read on demand (`get` is all that delivery needs, and only on a failure:
- * Retry-After, the content type): Node builds `res.headers` from the raw list on first read only.
- */
-class AnswerHeaders {
-  constructor(private readonly res: IncomingMessage) {}
-  get(name: string): string | null {
-    const value: IncomingHttpHeaders[string] = this.res.headers[name.toLowerCase()]
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
-  }
-}
-
-/** An answer's body as read: the bytes kept, and why reading stopped early, if it did. */
-interface ReadBody {
-  bytes: Buffer
-  error?: Error
-}
-
-class NodeAnswer implements HttpAnswer {
-  readonly status: number
-  readonly statusText: string
-  readonly rawHeaders: string[]
-  readonly headers: AnswerHeaders
-  /** Settles once the kept part of the body is in; never rejects (nobody may read it). */
-  constructor(res: IncomingMessage, private readonly read: Promise<ReadBody>) {
-    this.status = res.statusCode ?? 0
-    this.statusText = res.statusMessage ?? ''
-    this.rawHeaders = res.rawHeaders
-    this.headers = new AnswerHeaders(res)
-  }
-  /** The body's kept bytes (`maxBodyBytes`); rejects when the time limit, a stop or the socket cut it short. */
-  async bytes(): Promise<Buffer> {
-    const { bytes, error } = await this.read
-    if (error) throw error
-    return bytes
-  }
-  async text(): Promise<string> {
-    return (await this.bytes()).toString('utf8')
-  }
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    const { buffer, byteOffset, byteLength } = await this.bytes()
-    return buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer
-  }
 }
 
 /**
