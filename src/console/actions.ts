@@ -27,7 +27,7 @@ function actionForm(title: string, submit: string, controls: HTMLElement[], send
     h('h3', {}, title), ...controls, h('button', { type: 'submit' }, submit), status)
 }
 
-/** How many payloads of one audience sync the collector's record follows (admin/requests.ts). */
+/** How many payloads of one audience sync the collector's record follows (src/collector/admin/dispatch.ts). */
 const RECORDED_PER_SYNC = 100
 
 /** What was sent, and a button to its deliveries in the live view (`type`: its filter). */

@@ -10,7 +10,8 @@ import { readBodyText } from '../http/read-body.js'
 import { parseJson } from '../ingest/parse.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
 import type { StatsReport } from './stats.js'
-import { NoRoomError, type AudienceSyncRequest, type DeletionRequest, type Dispatch } from './requests.js'
+import { NoRoomError, type Dispatch } from './dispatch.js'
+import type { AudienceSyncRequest, DeletionRequest } from './requests.js'
 
 export type AdminRoute = 'deletions' | 'audiences' | 'stats'
 
