@@ -14,9 +14,8 @@ import { Emitter } from '../emitter.js'
 import { count, createLogger, debugEnables } from '../logger.js'
 import { readDebugSetting } from '../platform/runtime.js'
 import { maskUrl } from '../secrets.js'
-import { retry } from '../transport/retry.js'
 import { Stop, type StopSignal } from '../transport/stop.js'
-import { isRetryableError, retryDelay } from '../transport/retry-policy.js'
+import { retryDelay } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptOutcome, type AttemptTarget, type UrlResult } from './attempt.js'
 import type { DeliveryResult, WebhookDestinationEvents } from './results.js'
 import {
@@ -27,19 +26,8 @@ import {
 import { givenBody, jsonOf } from './body.js'
 import { finalError, lateRetry } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
+import { deliverOnSchedule, type ScheduleContext } from './schedule.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
-
-interface Delivery {
-  readonly payload: object
-  readonly body: string
-  readonly targets: readonly AttemptTarget[]
-  results: UrlResult[]
-  /** Indexes of the URLs the next attempt goes to. */
-  active: number[]
-  attempts: number
-  deliveredBy: number
-  error?: AnalyticsError
-}
 
 /** Each destination's requests on the wire, for `cancelRequests`. */
 const requestsOf = new WeakMap<WebhookDestination, Stop>()
@@ -77,11 +65,21 @@ export class WebhookDestination {
   readonly #requests = new Stop()
   readonly #pending = new Set<Promise<DeliveryResult>>()
   #closed = false
+  /** What `deliver()`'s in-memory schedule (./schedule.ts) is given of this destination. */
+  readonly #schedule: ScheduleContext
 
   /** Validates every option; throws `ConfigError` naming the first problem. */
   constructor(options: WebhookDestinationOptions) {
     this.#options = resolveDestinationOptions(options)
     requestsOf.set(this, this.#requests)
+    this.#schedule = {
+      options: this.#options,
+      events: this.#events,
+      closing: this.#closing.signal,
+      requests: this.#requests.signal,
+      closed: () => this.#closed,
+      targetsFor: (body) => this.targetsFor(body),
+    }
     const log = createLogger('analytics:webhooks', debugEnables(readDebugSetting(), 'analytics:webhooks'))
     if (log.enabled) {
       const events = this.#events
@@ -122,7 +120,7 @@ export class WebhookDestination {
    * process until it resolves, retry waits included (`./held.ts`); unawaited, it never does.
    */
   deliver(payload: object): Promise<DeliveryResult> {
-    return heldWhileAwaited(this.#track(this.#deliver(payload, () => jsonOf(payload))))
+    return heldWhileAwaited(this.#track(deliverOnSchedule(this.#schedule, payload, () => jsonOf(payload))))
   }
 
   /**
@@ -132,7 +130,7 @@ export class WebhookDestination {
    * naming `body`; nothing is sent.
    */
   deliverSerialized(body: string, payload: object = { body }): Promise<DeliveryResult> {
-    return heldWhileAwaited(this.#track(this.#deliver(payload, () => givenBody(body))))
+    return heldWhileAwaited(this.#track(deliverOnSchedule(this.#schedule, payload, () => givenBody(body))))
   }
 
   /**
@@ -232,101 +230,5 @@ export class WebhookDestination {
       this.#closing.abort(new AbortedError('WebhookDestination closed: pending retries were cancelled.'))
     }
     await Promise.allSettled([...this.#pending])
-  }
-
-  /** `toBody` gives the exact body to send, or throws the `ValidationError` to resolve with. */
-  async #deliver(payload: object, toBody: () => string): Promise<DeliveryResult> {
-    const { targets, backoff, retryWindow, now, random } = this.#options
-    const unattempted = (error: AnalyticsError): UrlResult[] => targets.map(({ url }) => ({ url, attempt: 0, error }))
-    if (this.#closed) {
-      const error = new ClientClosedError('deliver')
-      return this.#fail(payload, 0, unattempted(error), error)
-    }
-    let body: string
-    try {
-      body = toBody()
-    } catch (error) {
-      return this.#fail(payload, 0, unattempted(error as AnalyticsError), error as AnalyticsError)
-    }
-    const delivery: Delivery = {
-      payload,
-      body,
-      targets: this.targetsFor(body),
-      results: targets.map(({ url }) => ({ url, attempt: 0 })),
-      active: targets.map((_, i) => i),
-      attempts: 0,
-      deliveredBy: -1,
-    }
-    let stoppedBy: unknown
-    const startedAt = now()
-    try {
-      await retry(
-        async (n) => {
-          delivery.attempts = n
-          await this.#attempt(delivery, n)
-          if (delivery.deliveredBy < 0) throw delivery.error
-        },
-        {
-          // A zero window means no retry at all (not "retries with zero delay").
-          retries: retryWindow === 0 ? 0 : Number.POSITIVE_INFINITY,
-          backoff,
-          windowMs: retryWindow,
-          signal: this.#closing.signal,
-          now,
-          random,
-          isRetryable: (error) => !this.#closed && delivery.active.length > 0 && isRetryableError(error),
-          onRetry: ({ attempt, delayMs }) =>
-            this.#events.emit('retry', {
-              payload,
-              attempt,
-              delayMs,
-              results: delivery.results.map((r) => ({ ...r })),
-              error: delivery.error!,
-            }),
-        },
-      )
-    } catch (error) {
-      stoppedBy = error
-    }
-    // The delivery record, not what the retry loop returned or threw, is the source of truth: an
-    // abort from `close()` can end the loop just as an attempt succeeds.
-    const results = delivery.results.map((r) => ({ ...r }))
-    if (delivery.deliveredBy >= 0) {
-      const { url, status } = results[delivery.deliveredBy]
-      this.#events.emit('delivered', { payload, attempt: delivery.attempts, url, status: status!, results })
-      return { delivered: true, attempts: delivery.attempts, results }
-    }
-    const { error, active } = delivery
-    const ended = { error, active, closing: this.#closing.signal, stoppedBy, retryWindow, elapsed: now() - startedAt }
-    return this.#fail(payload, delivery.attempts, results, finalError(ended))
-  }
-
-  #fail(payload: object, attempts: number, results: UrlResult[], error: AnalyticsError): DeliveryResult {
-    this.#events.emit('failed', { payload, attempts, results, error })
-    return { delivered: false, attempts, results, error }
-  }
-
-  /** One attempt of the in-memory schedule: the shared primitive, recorded on `delivery`. */
-  async #attempt(delivery: Delivery, n: number): Promise<void> {
-    const { fetch, timeout, now, targets } = this.#options
-    this.#events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
-    const outcome = await attemptOnce({
-      targets: delivery.targets,
-      body: delivery.body,
-      attempt: n,
-      urls: delivery.active,
-      previous: delivery.results,
-      fetch,
-      timeout,
-      now,
-      signal: this.#requests.signal,
-      onLate: (_, result) => this.#events.emit('late', { payload: delivery.payload, ...result }),
-    })
-    delivery.results = outcome.results
-    if (outcome.deliveredBy >= 0) delivery.deliveredBy = outcome.deliveredBy
-    else {
-      delivery.active = outcome.retry
-      delivery.error = outcome.error
-    }
   }
 }
