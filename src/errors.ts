@@ -140,6 +140,9 @@ export class TlsError extends AnalyticsError {
   }
 }
 
+/** How a thrown value is quoted in a message: its `message`, else the value as a string. */
+export const messageOf = (thrown: unknown): string => (thrown as Error | undefined)?.message ?? String(thrown)
+
 const hasCode = (error: unknown, code: ErrorCode): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
 

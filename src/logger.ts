@@ -34,10 +34,8 @@ export function debugEnables(setting: string | undefined, namespace: string): bo
 }
 
 function wildcardMatch(pattern: string, name: string): boolean {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*?')
+  // `*` is not among the escaped characters: it is then made the wildcard.
+  const source = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*?')
   return new RegExp(`^${source}$`).test(name)
 }
 

@@ -14,7 +14,7 @@ import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMess
 import { holdProcess, onPageHide, onProcessIdleExit, processExiting, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
-import { Delivery, type BatchOutcome } from './delivery.js'
+import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
@@ -160,16 +160,11 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #flushNow(): Promise<FlushResult> {
     this.#dispatchQueue()
     const pending = [...this.#pending]
-    if (!pending.length) return Promise.resolve({ delivered: 0, failed: 0 })
+    if (!pending.length) return Promise.resolve(sumOutcomes([]))
     const release = holdProcess()
     return Promise.all(pending).then((outcomes) => {
       release()
-      const result = { delivered: 0, failed: 0 }
-      for (const o of outcomes) {
-        result.delivered += o.delivered
-        result.failed += o.failed
-      }
-      return result
+      return sumOutcomes(outcomes)
     })
   }
 
@@ -191,7 +186,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     return (async () => {
       let bound: TimerHandle | undefined
       const expired = new Promise<'expired'>((resolve) => {
-        bound = setBackgroundTimeout(() => resolve('expired'), Math.max(0, timeoutMs))
+        bound = setBackgroundTimeout(() => resolve('expired'), timeoutMs)
       })
       const first = await Promise.race([flushed, expired])
       clearTimeout(bound)
@@ -291,7 +286,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     // Queued while the process exits on its own (by an app's `beforeExit` listener that ran after
     // the exit flush): sent now, holding the process; an unref'd timer would let it end first.
     if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && processExiting()) return void this.flush()
-    const wait = Math.max(0, this.#lastFlush + this.#options.flushAfter - Date.now())
+    const wait = this.#lastFlush + this.#options.flushAfter - Date.now()
     this.#timer = setBackgroundTimeout(() => {
       this.#timer = undefined
       this.#dispatchQueue()

@@ -3,7 +3,7 @@
  * retries (the body and its `sentAt` are built once), Retry-After, and 413 bisection that
  * isolates the message(s) the server refuses while the rest is still delivered.
  */
-import { AbortedError, AnalyticsError, HttpError, isAnalyticsError } from '../errors.js'
+import { AbortedError, AnalyticsError, HttpError, isAnalyticsError, messageOf } from '../errors.js'
 import { count, type Logger } from '../logger.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
 import { sleep } from '../platform/runtime.js'
@@ -22,6 +22,16 @@ import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
 export interface BatchOutcome {
   delivered: number
   failed: number
+}
+
+/** Several batches' outcomes added up: a split batch's halves, a flush's batches. */
+export function sumOutcomes(outcomes: readonly BatchOutcome[]): BatchOutcome {
+  const sum = { delivered: 0, failed: 0 }
+  for (const o of outcomes) {
+    sum.delivered += o.delivered
+    sum.failed += o.failed
+  }
+  return sum
 }
 
 /** Batches are passed as queued (JSON strings); the hooks turn them into messages if asked. */
@@ -126,9 +136,8 @@ export class Delivery {
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
-        const [left, right] = await Promise.all([batch.slice(0, half), batch.slice(half)].map((part) =>
-          this.#send({ batch: part, hides: sending.hides })))
-        return { delivered: left.delivered + right.delivered, failed: left.failed + right.failed }
+        return sumOutcomes(await Promise.all([batch.slice(0, half), batch.slice(half)].map((part) =>
+          this.#send({ batch: part, hides: sending.hides }))))
       }
       // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
       return this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
@@ -223,7 +232,7 @@ export class Delivery {
     if (attempts !== undefined) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
     const reported = isAnalyticsError(error)
       ? error
-      : new AnalyticsError('NETWORK', `Delivery failed: ${(error as Error | undefined)?.message ?? String(error)}`, { cause: error })
+      : new AnalyticsError('NETWORK', `Delivery failed: ${messageOf(error)}`, { cause: error })
     reported.messages = sentMessages(batch)
     this.#hooks.failed(reported)
     return { delivered: 0, failed: batch.length }

@@ -8,7 +8,7 @@
  * before it are in: messages reach the queue in call order, and none is lost (`flush()` and
  * `close()` wait for the gate first). Synchronous verdicts with nothing waiting pass straight on.
  */
-import { ValidationError } from '../errors.js'
+import { messageOf, ValidationError } from '../errors.js'
 import { fieldPath } from '../message/field-path.js'
 import type { StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
 import { describe } from '../message/validate.js'
@@ -40,7 +40,7 @@ const failure = (field: string, text: string, message: SentMessage, cause?: unkn
   new ValidationError(field, text, { messages: [message], cause })
 
 const threw = (event: string, message: SentMessage, cause: unknown) =>
-  failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${(cause as Error | undefined)?.message ?? String(cause)}`, message, cause)
+  failure('properties', `The schema of event ${JSON.stringify(event)} threw: ${messageOf(cause)}`, message, cause)
 
 /**
  * Checks a track message's properties against its event's validator, if there is one. A verdict

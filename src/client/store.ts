@@ -70,7 +70,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     } catch {
       // Storage is failing already.
     }
-    console.warn(`isomorphic-analytics: localStorage failed (${String(error)}); messages are kept in memory only.`)
+    console.warn(`isomorphic-analytics: localStorage failed (${error as string}); messages are kept in memory only.`)
   }
   let storage: Storage
   let locks: LockManager

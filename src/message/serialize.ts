@@ -6,7 +6,7 @@
  * written as its digits (a JSON number of any size; `JSON.stringify` throws on it), and a `Map` or
  * `Set` (which JSON would silently turn into `{}`) is refused, naming the field.
  */
-import { MessageTooLargeError, ValidationError } from '../errors.js'
+import { MessageTooLargeError, messageOf, ValidationError } from '../errors.js'
 import { MAX_DEPTH, MAX_MESSAGE_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
 
@@ -97,15 +97,12 @@ function unserialisable(message: Record<string, unknown>, cause: unknown): Valid
   // A structure deep enough to overflow JSON.stringify's stack (a RangeError, or Firefox's
   // InternalError): report the nesting limit, not the engine's "Maximum call stack size exceeded".
   if (!(cause instanceof TypeError) && deeperThan(message, MAX_DEPTH)) return tooDeepError(message)
-  let field = 'message'
-  for (const key of Object.keys(message)) {
+  const field = Object.keys(message).find((key) => {
     try {
       JSON.stringify(message[key], (_k, v: unknown) => (typeof v === 'bigint' ? 0 : v))
     } catch {
-      field = key
-      break
+      return true
     }
-  }
-  const reason = (cause as Error | undefined)?.message ?? String(cause)
-  return new ValidationError(field, `Cannot serialise \`${field}\` to JSON: ${reason}`, { cause })
+  }) ?? 'message'
+  return new ValidationError(field, `Cannot serialise \`${field}\` to JSON: ${messageOf(cause)}`, { cause })
 }

@@ -112,11 +112,10 @@ export function validateMessage(type: MessageType, message: unknown): asserts me
     throw new ValidationError('message', `Expected the ${type} message to be an object, got ${describe(message)}.`)
   }
   for (const [field, text] of REQUIRED[type]) {
-    if (!nonEmptyString(message[field])) {
-      if (message[field] !== undefined && message[field] !== '' && message[field] !== null) {
-        throw new ValidationError(field, `${text} ${expected(ValidationError, field, 'a non-empty string', message[field]).message}`)
-      }
-      throw new ValidationError(field, text)
+    const value = message[field]
+    if (!nonEmptyString(value)) {
+      // Missing (`undefined`, `null`, `''`): the text alone; anything else is named too.
+      throw new ValidationError(field, value == null || value === '' ? text : `${text} ${expected(ValidationError, field, 'a non-empty string', value).message}`)
     }
   }
   for (const field of OPTIONAL_STRINGS) {

@@ -103,8 +103,9 @@ export type TimerHandle = ReturnType<typeof setTimeout>
  * Looks the global up at call time, so test fake timers apply.
  */
 export function setBackgroundTimeout(callback: () => void, ms: number): TimerHandle {
-  // Timers fire at once past 2^31 − 1 ms (about 24.8 days): a longer wait is that long.
-  const handle = setTimeout(callback, Math.min(ms, 2 ** 31 - 1))
+  // Timers fire at once past 2^31 − 1 ms (about 24.8 days): a longer wait is that long. A wait
+  // already over (a negative `ms`) is 0, which Node would otherwise warn about.
+  const handle = setTimeout(callback, Math.min(Math.max(ms, 0), 2 ** 31 - 1))
   unrefTimer(handle)
   return handle
 }
@@ -258,7 +259,7 @@ export function randomUUID(): string {
   else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
   bytes[6] = (bytes[6] & 0x0f) | 0x40
   bytes[8] = (bytes[8] & 0x3f) | 0x80
-  let hex = ''
-  for (let i = 0; i < 16; i++) hex += (bytes[i] + 0x100).toString(16).slice(1)
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  // Each `x` is a byte, as two hex digits: 8-4-4-4-12.
+  let i = 0
+  return 'xxxx-xx-xx-xx-xxxxxx'.replace(/x/g, () => (bytes[i++] + 0x100).toString(16).slice(1))
 }

@@ -4,7 +4,7 @@
  * `ENOTFOUND`, `ETIMEDOUT`, a certificate code) goes into `message`, the original chain stays in
  * `cause`; an HTTP refusal carries its status, the server's own reason and the Retry-After used.
  */
-import { HttpError, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
+import { HttpError, messageOf, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
 import type { HttpAnswer } from '../platform/transport.js'
 import { readUpTo } from './read-stream.js'
 import { classifyStatus } from './retry-policy.js'
@@ -81,7 +81,7 @@ export function transportFailure(url: string, error: unknown): AnalyticsError {
   // `TypeError: Failed to fetch`): the browser build quotes the message, and the code that walks
   // the chain is dropped from it.
   if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
-    return new NetworkError(`Request to ${url} failed: ${(error as Error | undefined)?.message ?? String(error)}`, { cause: error })
+    return new NetworkError(`Request to ${url} failed: ${messageOf(error)}`, { cause: error })
   }
   const tls = tlsFailure(error)
   if (tls !== undefined) return new TlsError(`TLS certificate refused for ${url} (${tls}).`, { cause: error })

@@ -8,8 +8,8 @@ export function parseRetryAfter(
   now: number = Date.now(),
 ): number | undefined {
   if (header == null) return undefined
+  // A blank header is neither form: no digit, no letter.
   const value = header.trim()
-  if (value === '') return undefined
   // Seconds, whole or not ("1.5"; a fraction of a millisecond waits the whole one).
   if (/^\d*\.?\d+$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), capMs)
   // Every HTTP-date form names its month; without a letter it is not a date (Date.parse would

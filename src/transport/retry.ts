@@ -57,7 +57,8 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         return await attempt(n)
       } catch (error) {
         if (n > options.retries || !(browser ? isRetryableError : options.isRetryable ?? isRetryableError)(error)) throw error
-        const retryAfterMs = isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
+        // (isRetryableError retries AnalyticsErrors only.)
+        const retryAfterMs = browser || isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
         const exponent = browser ? options.exponent!(n) : options.exponent ? options.exponent(n) : n
         const delayMs = retryDelay(exponent, options.backoff, (browser ? Math.random : options.random ?? Math.random)(), retryAfterMs)
         if (!browser && options.windowMs !== undefined && (options.now ?? Date.now)() + delayMs - start > options.windowMs) throw error
