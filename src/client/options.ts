@@ -141,6 +141,14 @@ function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integration
   return Object.keys(value).length === 0 ? undefined : (value as T)
 }
 
+/**
+ * A string given for `endpoint` that is not a URL, as its error shows it: without what comes up to
+ * its last `@` (a userinfo) or from its first `?` or `#` (a query, a fragment), each cut marked `…`,
+ * and as `…` alone when a `?` or `#` comes before an `@`: nothing then says where a password ends
+ * (`https://user:pa?ss@host` does not parse).
+ */
+const credentialFree = (text: string) => (/[?#][^]*@/.test(text) ? '…' : text.replace(/^[^]*@|[?#][^]*/g, '…'))
+
 /** The `endpoint` option: the default, or a base URL (no `/v1/batch`), checked. The testing kit's fake takes the same. */
 export function resolveEndpoint(value: unknown): string {
   if (value === undefined) return DEFAULTS.endpoint
@@ -152,9 +160,11 @@ export function resolveEndpoint(value: unknown): string {
   }
   // `/v1/batch` is added to the path: after a query or a fragment it would be part of them.
   // Credentials have no place in it (fetch refuses them; the write key is the credential). The
-  // error names only the host of a URL: the rest may hold a secret.
+  // error names only the origin of a URL, and of a string that is not one what `credentialFree`
+  // keeps: the rest may hold a secret.
   if (!url || !/^https?:$/.test(url.protocol) || /[?#@]/.test(value as string)) {
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${url ? `one for ${url.origin}` : describe(value)}.`)
+    const got = url ? `one for ${url.origin}` : describe(typeof value === 'string' ? credentialFree(value) : value)
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')

@@ -289,6 +289,24 @@ describe('endpoint', () => {
     expect(error.message).toBe(`Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got one for ${host}.`)
   })
 
+  // Before: `new URL()` threw and the error quoted the string as it was, the password with it
+  // (`got "https://user:s3cretpass@collector.exampl…"`).
+  it.each([
+    ['an invalid port', 'https://user:s3cretpass@collector.example.com:99999', '`"…collector.example.com:99999"`'],
+    ['a space in the host', 'https://user:s3cretpass@collector example.com', '`"…collector example.com"`'],
+    ['no `:` after the scheme', 'http//user:s3cretpass@collector.example.com', '`"…collector.example.com"`'],
+    ['an `@` in the password', 'https://user:s3cret@pass@collector.example.com:99999', '`"…collector.example.com:99999"`'],
+    ['a query', 'https://collector.example.com:99999/?writeKey=s3cretpass', '`"https://collector.example.com:99999/…"`'],
+    ['a fragment', 'https://collector.example.com:99999/#s3cretpass', '`"https://collector.example.com:99999/…"`'],
+    ['a `?` in the password', 'https://user:s3cret?pass@collector.example.com', '`"…"`'],
+    ['an `@` in a query', 'https://collector.example.com:99999/?to=a@b.test&token=s3cretpass', '`"…"`'],
+  ])('an endpoint that does not parse, with %s, is shown without its credentials', (_label, endpoint, shown) => {
+    const error = configError(() => new Client('key', { endpoint }))
+    expect(error.option).toBe('endpoint')
+    expect(error.message).toBe(`Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${shown}.`)
+    expect(error.message).not.toMatch(/s3cret|pass|user/)
+  })
+
   it('tolerates a trailing slash on the wire', async () => {
     const wire = collector()
     const client = createTestClient({ endpoint: `${ENDPOINT}/` })

@@ -83,6 +83,9 @@ describe('createFakeCollector', () => {
     expect(refused({ endpoint: 'http://localhost:8700/v1/batch' })).toMatchObject({ field: 'endpoint', message: "Expected `endpoint` to be the base URL (`/v1/batch` is added): pass `'http://localhost:8700'`, not `'http://localhost:8700/v1/batch'`." })
     expect(refused({ endpoint: 'not a url' })).toMatchObject({ field: 'endpoint', message: expect.stringMatching(/^Expected `endpoint` to be an http\(s\) URL/) })
     expect(refused({ endpoint: 'ftp://x' })).toMatchObject({ field: 'endpoint' })
+    // Its endpoint goes through the Client's check: a password in one that does not parse is not shown.
+    const leaky = refused({ endpoint: 'https://user:s3cretpass@collector.example.com:99999' })
+    expect(leaky).toMatchObject({ field: 'endpoint', message: 'Expected `endpoint` to be an http(s) URL without credentials, a query or fragment, got `"…collector.example.com:99999"`.' })
     expect(refused({ writeKey: '' })).toMatchObject({ field: 'writeKey', message: 'Expected `writeKey` to be a non-empty string, got `""`.' })
     expect(refused(null)).toMatchObject({ field: 'options' })
     // A path prefix is still fine.
