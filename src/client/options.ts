@@ -149,6 +149,9 @@ function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integration
  */
 const credentialFree = (text: string) => (/[?#][^]*@/.test(text) ? '…' : text.replace(/^[^]*@|[?#][^]*/g, '…'))
 
+/** A `host:port` (a path may follow) given without a scheme: `new URL` reads `localhost:` as one. */
+const SCHEMELESS = /^[\w.-]+:\d+(?:\/[\w./-]*)?$/
+
 /** The `endpoint` option: the default, or a base URL (no `/v1/batch`), checked. The testing kit's fake takes the same. */
 export function resolveEndpoint(value: unknown): string {
   if (value === undefined) return DEFAULTS.endpoint
@@ -160,11 +163,15 @@ export function resolveEndpoint(value: unknown): string {
   }
   // `/v1/batch` is added to the path: after a query or a fragment it would be part of them.
   // Credentials have no place in it (fetch refuses them; the write key is the credential). The
-  // error names only the origin of a URL, and of a string that is not one what `credentialFree`
-  // keeps: the rest may hold a secret.
+  // error names only the origin of a URL (its scheme when it has none: `localhost:8700` parses as
+  // a `localhost:` URL, whose origin is "null"), and of a string that is not one what
+  // `credentialFree` keeps: the rest may hold a secret.
   if (!url || !/^https?:$/.test(url.protocol) || /[?#@]/.test(value as string)) {
-    const got = url ? `one for ${url.origin}` : describe(typeof value === 'string' ? credentialFree(value) : value)
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}.`)
+    const got = url ? (url.origin !== 'null' ? `one for ${url.origin}` : `a \`${url.protocol}\` URL`) : describe(typeof value === 'string' ? credentialFree(value) : value)
+    // The Node build guesses the URL meant by a host and port given without a scheme; the browser
+    // build leaves the guess out for size, as it does `on()`'s.
+    const guess = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? '' : schemeGuess(value)
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}${guess}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')
@@ -172,6 +179,12 @@ export function resolveEndpoint(value: unknown): string {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be the base URL (\`/v1/batch\` is added): pass \`'${given}'\`, not \`'${value as string}'\`.`)
   }
   return base
+}
+
+/** ` (did you mean …?)` with the `http://` base URL meant by a host and port given without a scheme, else `''`. */
+function schemeGuess(value: unknown): string {
+  if (typeof value !== 'string' || !SCHEMELESS.test(value)) return ''
+  return ` (did you mean \`'http://${value.replace(/\/+$/, '').replace(/\/v1\/batch$/i, '')}'\`?)`
 }
 
 /** Each entry must implement Standard Schema v1 (`~standard.validate`); arktype's are functions. */

@@ -1,9 +1,28 @@
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { describe, expect, it, vi } from 'vitest'
 import { Client, ConfigError, DEFAULTS, isConfigError } from '../../src/index.js'
 import { resolveOptions } from '../../src/client/options.js'
+import { DIST, requireBuild } from '../runtimes/support/runtimes.js'
 import { collector, createTestClient, ENDPOINT, http, HttpResponse, installServer, server, trackInput } from '../helpers/client.js'
 
 installServer()
+
+/** The client as browser bundlers get it (dist/index.browser.js, built with `__BROWSER__`). */
+async function browserBuild(): Promise<typeof import('../../src/index.js')> {
+  requireBuild('index.browser.js')
+  return (await import(pathToFileURL(join(DIST, 'index.browser.js')).href)) as typeof import('../../src/index.js')
+}
+
+/** The message of the error `new Client(...)` of `client` (a build of it) throws. */
+function constructorError(client: typeof Client, options: object): string {
+  try {
+    new client('key', { debug: false, persist: false, ...options })
+  } catch (error) {
+    return (error as Error).message
+  }
+  throw new Error('expected an error, nothing was thrown')
+}
 
 /** Runs `fn`, expects a ConfigError, and returns it. */
 function configError(fn: () => unknown): ConfigError {
@@ -305,6 +324,31 @@ describe('endpoint', () => {
     expect(error.option).toBe('endpoint')
     expect(error.message).toBe(`Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${shown}.`)
     expect(error.message).not.toMatch(/s3cret|pass|user/)
+  })
+
+  // Before: `got one for null.` (a scheme that is not special has the origin "null").
+  it.each([
+    ['localhost:8700', 'a `localhost:` URL (did you mean `\'http://localhost:8700\'`?)'],
+    ['localhost:8700/', 'a `localhost:` URL (did you mean `\'http://localhost:8700\'`?)'],
+    ['localhost:8700/v1/batch', 'a `localhost:` URL (did you mean `\'http://localhost:8700\'`?)'],
+    ['collector.example.com:8443/analytics', 'a `collector.example.com:` URL (did you mean `\'http://collector.example.com:8443/analytics\'`?)'],
+    ['127.0.0.1:8700', '`"127.0.0.1:8700"` (did you mean `\'http://127.0.0.1:8700\'`?)'],
+    ['mailto:ops@collector.example.com', 'a `mailto:` URL'],
+    ['file:///var/run/collector.sock', 'a `file:` URL'],
+    ['localhost:8700/?writeKey=s3cretpass', 'a `localhost:` URL'],
+  ])('refuses %s, naming its scheme, and guesses the URL meant by a host and port', (endpoint, got) => {
+    const error = configError(() => new Client('key', { endpoint }))
+    expect(error.option).toBe('endpoint')
+    expect(error.message).toBe(`Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}.`)
+    expect(error.message).not.toMatch(/null|ops@|s3cret/)
+  })
+
+  it('the browser build names the scheme without the guess (the guess is left out of it for size)', async () => {
+    const browser = await browserBuild()
+    expect(constructorError(browser.Client, { endpoint: 'localhost:8700' }))
+      .toBe('Expected `endpoint` to be an http(s) URL without credentials, a query or fragment, got a `localhost:` URL.')
+    expect(constructorError(browser.Client, { endpoint: 'https://user:s3cretpass@collector.example.com:99999' }))
+      .toBe('Expected `endpoint` to be an http(s) URL without credentials, a query or fragment, got `"…collector.example.com:99999"`.')
   })
 
   it('tolerates a trailing slash on the wire', async () => {

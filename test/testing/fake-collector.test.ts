@@ -86,6 +86,7 @@ describe('createFakeCollector', () => {
     // Its endpoint goes through the Client's check: a password in one that does not parse is not shown.
     const leaky = refused({ endpoint: 'https://user:s3cretpass@collector.example.com:99999' })
     expect(leaky).toMatchObject({ field: 'endpoint', message: 'Expected `endpoint` to be an http(s) URL without credentials, a query or fragment, got `"…collector.example.com:99999"`.' })
+    expect(refused({ endpoint: 'localhost:8700' })).toMatchObject({ field: 'endpoint', message: "Expected `endpoint` to be an http(s) URL without credentials, a query or fragment, got a `localhost:` URL (did you mean `'http://localhost:8700'`?)." })
     expect(refused({ writeKey: '' })).toMatchObject({ field: 'writeKey', message: 'Expected `writeKey` to be a non-empty string, got `""`.' })
     expect(refused(null)).toMatchObject({ field: 'options' })
     // A path prefix is still fine.
