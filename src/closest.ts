@@ -1,7 +1,8 @@
 /**
  * "Did you mean …?" for a mistyped flag or option: the known name closest to what was typed, or
  * `undefined` when none is close enough to be a good guess. The CLI's flags and `--config` keys,
- * the collector's options at any depth (`unknownOption`) and the events of `on()` (src/emitter.ts) guess with it.
+ * the collector's options at any depth (`unknownOption`), the Client's (src/client/options.ts) and
+ * the events of `on()` (src/emitter.ts) guess with it.
  */
 import { ConfigError } from './errors.js'
 

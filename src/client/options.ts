@@ -3,6 +3,7 @@
  * the constructor, and returns a frozen, fully populated object: nothing downstream applies
  * defaults again.
  */
+import { refuseUnknownKeys } from '../closest.js'
 import { ConfigError, type ValidationError } from '../errors.js'
 import { serializeMessage } from '../message/serialize.js'
 import { describe, expected, isPlainObject } from '../message/validate.js'
@@ -211,9 +212,11 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   if (!isPlainObject(input)) {
     throw expected(ConfigError, 'options', 'an object', input, true)
   }
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
-  }
+  // Named with a guess and the known names, as every other resolver's; the browser build names
+  // the option alone, for size (as it leaves out `on()`'s guess).
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
+    for (const key of Object.keys(input)) if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
+  } else refuseUnknownKeys(input, KNOWN, '')
   const flushAt = integer(input, 'flushAt', 1)
   const size = integer(input, 'size', 1, flushAt)
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {

@@ -243,10 +243,25 @@ describe('invalid option values throw ConfigError naming the option and the valu
     expect(configError(() => new Client('key', [] as never)).option).toBe('options')
   })
 
-  it('rejects an unknown option by name', () => {
+  const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist'
+
+  it('rejects an unknown option by name, with the known names', () => {
     const error = configError(() => new Client('key', { flushInterval: 1000 } as never))
     expect(error.option).toBe('flushInterval')
-    expect(error.message).toContain('flushInterval')
+    expect(error.message).toBe(`Unknown option \`flushInterval\`; known: ${KNOWN}.`)
+  })
+
+  // Before: "Unknown option `flushat`." alone, where createCollector, the testing kit and the CLI guess.
+  it.each([['flushat', 'flushAt'], ['max_retries', 'maxRetries'], ['endpiont', 'endpoint'], ['plaintext', 'plainText'], ['persistt', 'persist']])(
+    'a typo (%s) gets a guess (%s) and the known names', (typed, meant) => {
+      const error = configError(() => new Client('key', { [typed]: 1 } as never))
+      expect(error.option).toBe(typed)
+      expect(error.message).toBe(`Unknown option \`${typed}\` (did you mean \`${meant}\`?); known: ${KNOWN}.`)
+    })
+
+  it('the browser build names the unknown option alone (the guess and the list are left out of it for size)', async () => {
+    const browser = await browserBuild()
+    expect(constructorError(browser.Client, { flushat: 1 })).toBe('Unknown option `flushat`.')
   })
 })
 
