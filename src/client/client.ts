@@ -20,6 +20,9 @@ import { resolveOptions, type ClientOptions, type ResolvedOptions } from './opti
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 import { memoryStore, pageStore, type Store } from './store.js'
 
+/** What a client does when the process is about to exit (set below; not in the browser build). */
+let onIdleExit: ((client: Client) => void) | undefined
+
 /**
  * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
  * `identify` and `group` accept; `Events` is inferred from option `schema` when one is given.
@@ -85,22 +88,26 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       })
       : memoryStore
     this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, Client.#onIdleExit!))
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
   }
 
   /**
    * Server runtimes: the process is about to exit with messages held; flush them (this keeps it
    * running until they are settled). Not in the browser build. The hook holds the client weakly,
    * so this is made once, outside the constructor: a closure made in it would hold the client
-   * (V8 keeps one context per scope, and the constructor's holds `this`).
+   * (V8 keeps one context per scope, and the constructor's holds `this`). Made in the class's
+   * static block, as it reads the client's private fields; kept outside the class, so the browser
+   * build has no trace of it.
    */
-  static readonly #onIdleExit = typeof __BROWSER__ === 'boolean' && __BROWSER__
-    ? undefined
-    : (client: Client) => {
-      if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
-      client.#log('process is exiting; flushing first')
-      void client.flush()
+  static {
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
+      onIdleExit = (client: Client) => {
+        if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
+        client.#log('process is exiting; flushing first')
+        void client.flush()
+      }
     }
+  }
 
   identify(message: TypedIdentifyMessage<Traits>): SentMessage<'identify'> {
     return this.#enqueue('identify', message as MessageInputs['identify'])
@@ -294,7 +301,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   }
 
   #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    // (None is fine: clearTimeout(undefined) does nothing.)
+    clearTimeout(this.#timer)
     this.#timer = undefined
   }
 

@@ -53,6 +53,8 @@ interface Sending {
   prepared?: Prepared
   /** `Delivery#hides` when its last attempt ended or it was handed over (-1: on page hide). */
   hides: number
+  /** Whether its next attempt holds a connection slot (see `#take`). */
+  slot?: boolean
 }
 
 /**
@@ -131,6 +133,7 @@ export class Delivery {
     const { batch } = sending
     let status: number
     try {
+      await this.#take(sending)
       status = await this.#attempts(sending)
     } catch (error) {
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
@@ -147,18 +150,22 @@ export class Delivery {
   }
 
   /**
-   * One attempt holds a connection slot; a batch waiting to retry does not. A batch waiting for a
-   * slot is its `send` call, suspended in the limiter. The body is built once the first attempt
-   * holds its slot, so batches waiting for a slot hold only their queued strings, never a second
-   * copy of them.
+   * Takes a connection slot for the batch's next attempt (`sending.slot`), before its first
+   * attempt and after each retry wait: one attempt holds a slot; a batch waiting to retry does
+   * not. A batch waiting for its first slot is its `send` call alone, suspended in the limiter
+   * (its retry loop is not made yet: a thousand batches waiting cost a thousand small frames);
+   * the body is built once it holds the slot, so it holds only its queued strings meanwhile.
    *
    * A batch handed over on page hide, or waiting when the page was hidden (its wait is cut short),
-   * goes at once, without a slot, and with `keepalive` if it fits what is left of the page's
-   * budget; its later retries, if the page lives on, as usual.
+   * takes none: it goes at once, with `keepalive` if it fits what is left of the page's budget
+   * (see `#attempt`); its later retries, if the page lives on, as usual.
    */
+  async #take(sending: Sending): Promise<void> {
+    sending.slot = sending.hides === this.#hides && !(await this.#limiter.acquire())
+  }
+
   async #attempt(sending: Sending): Promise<HttpAnswer> {
-    const limiter = this.#limiter
-    const slot = sending.hides === this.#hides && !(await limiter.acquire())
+    const { slot } = sending
     const size = slot ? Infinity : this.#bodies.size(sending.batch)
     const keepalive = size <= KEEPALIVE_BODY_BYTES - keepaliveBytes
     if (keepalive) {
@@ -172,7 +179,7 @@ export class Delivery {
         url: this.#options.batchUrl, headers, body, timeoutMs: this.#options.timeout, signal: this.#stop.signal, keepalive,
       })
     } finally {
-      if (slot) limiter.release()
+      if (slot) this.#limiter.release()
       if (keepalive) keepaliveBytes -= size
       sending.hides = this.#hides
     }
@@ -213,7 +220,7 @@ export class Delivery {
         sleep: (ms, signal) => new Promise<void>((wake, fail) => {
           this.#sleeping.add(wake)
           void sleep(ms, signal).then(wake, fail).finally(() => this.#sleeping.delete(wake))
-        }),
+        }).then(() => this.#take(sending)),
         onRetry: ({ attempt, error, delayMs }) => {
           this.#log(`attempt ${attempt} failed (${(error as Error).message}); retrying in ${delayMs} ms`)
           this.#hooks.retrying(sending.batch, attempt, error as AnalyticsError)
@@ -229,7 +236,7 @@ export class Delivery {
 
   #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {
     const attempts = attemptsOf(error)
-    if (attempts !== undefined) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
+    if (attempts) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
     const reported = isAnalyticsError(error)
       ? error
       : new AnalyticsError('NETWORK', `Delivery failed: ${messageOf(error)}`, { cause: error })

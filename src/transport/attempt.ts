@@ -54,7 +54,7 @@ export async function attemptRequest<R extends HttpAnswer>(
       body: request.body,
       signal: controller.signal,
       redirect: 'manual',
-      ...(request.keepalive ? { keepalive: true } : {}),
+      ...(request.keepalive && { keepalive: true }),
     })])
     // A `fetch` option that resolves with something else (`undefined`, a parsed body) is named
     // for what it did, by the kind of value only: what it holds is not ours to show.
