@@ -18,6 +18,7 @@ import { Client } from '../../src/index.js'
 import { createCollector, isConfigError, nodeFetch, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
 import { verifySignature } from '../../src/webhooks/index.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { eventually } from './support.js'
 import { ROOT } from '../runtimes/support/runtimes.js'
 import { startServer as startReceiver, type TestServer } from '../webhooks/servers.js'
 
@@ -62,7 +63,6 @@ afterAll(async () => {
 })
 
 /** The failing URL's retry waits its Retry-After (2 s). */
-const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 const source = () => page.getByRole('region', { name: 'Source web' })
 const message = (name: string) => page.getByRole('listitem', { name })
 

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { eventually } from './support.js'
 
 const TOKEN = 'live-admin-token-0123456789'
 
@@ -53,7 +54,6 @@ afterAll(async () => {
   await stop()
 })
 
-const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 const items = () => page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
 const labels = () => items().evaluateAll((li) => li.map((i) => i.getAttribute('aria-label')))
 

@@ -5,39 +5,22 @@
  * URL typed with a new credential is shown masked once saved.
  */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
-import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { describe, expect, it } from 'vitest'
+import { consoleUnderTest, eventually } from './support.js'
 
 const TOKEN = 'masked-urls-admin-token-0123456789'
 const HOOK = 'https://receiver.test/hook?token=s3cret-console-token'
 const SHOWN = 'https://receiver.test/hook?token=…oken'
 const ADDED = 'https://added.test/in?api_key=typed-api-key-5678'
 
-let browser: Chromium
-let collector: Collector
-let server: CollectorServer
 /** The URLs the collector POSTed to; each answered 400 (failed at once, so its attempt shows). */
 const delivered: string[] = []
-const pageErrors: string[] = []
-
-beforeAll(async () => {
-  collector = createCollector({
-    sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: HOOK }] } }],
-    adminToken: TOKEN,
-    fetch: async (input: RequestInfo | URL) => (delivered.push(input instanceof Request ? input.url : String(input)), new Response('no', { status: 400 })),
-  })
-  server = await startServer(collector, { port: 0 })
-  browser = await launchChromium()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await collector?.close(0)
+const ui = consoleUnderTest({
+  sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: HOOK }] } }],
+  adminToken: TOKEN,
+  fetch: async (input: RequestInfo | URL) => (delivered.push(input instanceof Request ? input.url : String(input)), new Response('no', { status: 400 })),
 })
 
-const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 const source = (page: Page) => page.getByRole('region', { name: 'Source web' })
 
 /** Everything the page shows: its text and the values of its fields. */
@@ -45,7 +28,7 @@ const everything = (page: Page) => page.evaluate(() =>
   [document.body.innerText, ...[...document.querySelectorAll('input, textarea')].map((f) => (f as HTMLInputElement).value)].join('\n'))
 
 async function send(event: string): Promise<void> {
-  const response = await fetch(`${server.url}/v1/track`, {
+  const response = await fetch(`${ui.server.url}/v1/track`, {
     method: 'POST',
     headers: { authorization: `Basic ${btoa('web-key:')}`, 'content-type': 'application/json' },
     body: JSON.stringify({ event, userId: 'u' }),
@@ -55,12 +38,7 @@ async function send(event: string): Promise<void> {
 
 describe('credentials in webhook URLs, in the console', () => {
   it('are shown masked in the settings and the live view; a save as shown keeps the real URL, a URL typed is masked once saved', async () => {
-    const page = await browser.context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
-    await page.goto(`${server.url}/console`)
-    await page.getByLabel('Admin token').fill(TOKEN)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await source(page).waitFor()
+    const page = await ui.signedIn()
     expect(await source(page).getByLabel('URL 1', { exact: true }).inputValue()).toBe(SHOWN)
 
     // The live view: the failed attempt's URL.
@@ -85,6 +63,6 @@ describe('credentials in webhook URLs, in the console', () => {
     const text = await everything(page)
     for (const secret of ['s3cret', 'typed-api-key']) expect(text).not.toContain(secret)
     await page.close()
-    expect(pageErrors).toEqual([])
+    expect(ui.pageErrors).toEqual([])
   })
 })

@@ -6,50 +6,23 @@
  * status of the last.
  */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCollector, isConfigError, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
-import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { describe, expect, it } from 'vitest'
+import { createCollector, isConfigError } from '../../src/collector/index.js'
+import { consoleUnderTest, eventually } from './support.js'
 
 const TOKEN = 'settings-admin-token-0123456789'
 const HOOK = 'https://receiver.test/hook'
 
-let browser: Chromium
-let collector: Collector
-let server: CollectorServer
-const pageErrors: string[] = []
-
-beforeAll(async () => {
-  collector = createCollector({
-    sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: HOOK }] } }],
-    adminToken: TOKEN,
-    fetch: async () => new Response('ok'),
-  })
-  server = await startServer(collector, { port: 0 })
-  browser = await launchChromium()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await collector?.close(0)
+const ui = consoleUnderTest({
+  sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: HOOK }] } }],
+  adminToken: TOKEN,
+  fetch: async () => new Response('ok'),
 })
-
-const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
-
-async function signedIn(): Promise<Page> {
-  const page = await browser.context.newPage()
-  page.on('pageerror', (error) => pageErrors.push(error.message))
-  await page.goto(`${server.url}/console`)
-  await page.getByLabel('Admin token').fill(TOKEN)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await source(page).waitFor()
-  return page
-}
 
 const source = (page: Page) => page.getByRole('region', { name: 'Source web' })
 
 async function settings(): Promise<{ enabled: boolean; urls: Array<{ url: string; headers?: Record<string, string> }>; sharedSecret: string | null }> {
-  const response = await fetch(`${server.url}/v1/admin/sources/web/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  const response = await fetch(`${ui.server.url}/v1/admin/sources/web/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })
   return ((await response.json()) as { source: { webhooks: Awaited<ReturnType<typeof settings>> } }).source.webhooks
 }
 
@@ -71,7 +44,7 @@ async function errorOf(page: Page, field: ReturnType<Page['getByLabel']>): Promi
 
 describe('the settings forms', () => {
   it("two tabs: the stale one does not undo the other's change; it says so and shows the settings as they are now", async () => {
-    const [a, b] = [await signedIn(), await signedIn()]
+    const [a, b] = [await ui.signedIn(), await ui.signedIn()]
     // B adds a URL with a credential header, and saves.
     await source(b).getByRole('button', { name: 'Add URL' }).click()
     await source(b).getByLabel('URL 2', { exact: true }).fill('https://added.test/by-b')
@@ -110,7 +83,7 @@ describe('the settings forms', () => {
   })
 
   it('a header given twice (in any case) is refused with the config\'s message, next to the headers', async () => {
-    const page = await signedIn()
+    const page = await ui.signedIn()
     const before = await settings()
     const headers = source(page).getByLabel('Headers for URL 1')
     for (const [text, config] of [
@@ -129,7 +102,7 @@ describe('the settings forms', () => {
   })
 
   it("a URL without a scheme gets the config's message next to it (not the browser's), and a new save clears the last status", async () => {
-    const page = await signedIn()
+    const page = await ui.signedIn()
     await source(page).getByRole('button', { name: 'Save settings' }).click()
     await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
     const url = source(page).getByLabel('URL 1', { exact: true })
@@ -141,6 +114,6 @@ describe('the settings forms', () => {
     expect(await source(page).getByRole('status').textContent()).toBe('')
     expect((await settings()).urls[0].url).toBe(HOOK)
     await page.close()
-    expect(pageErrors).toEqual([])
+    expect(ui.pageErrors).toEqual([])
   })
 })

@@ -1,0 +1,46 @@
+/**
+ * What the console's tests in real Chromium share: a collector on a loopback port with the
+ * config a file gives, a browser, and a page of the console signed in with the admin token.
+ */
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { createCollector, startServer, type Collector, type CollectorConfig, type CollectorServer } from '../../src/collector/index.js'
+import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+
+export interface ConsoleUnderTest {
+  readonly browser: Chromium
+  readonly collector: Collector
+  readonly server: CollectorServer
+  /** What the console's pages threw (a test expects none). */
+  readonly pageErrors: string[]
+  /** A new page of the console, signed in, once source `name` is shown. */
+  signedIn(name?: string): Promise<Page>
+}
+
+/** Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the file's tests; stops them after. */
+export function consoleUnderTest(config: CollectorConfig & { adminToken: string }): ConsoleUnderTest {
+  const parts = { pageErrors: [] as string[] } as { -readonly [K in keyof ConsoleUnderTest]: ConsoleUnderTest[K] }
+  beforeAll(async () => {
+    parts.collector = createCollector(config)
+    parts.server = await startServer(parts.collector, { port: 0 })
+    parts.browser = await launchChromium()
+  }, 120_000)
+  afterAll(async () => {
+    await parts.browser?.close()
+    await parts.server?.close()
+    await parts.collector?.close(0)
+  })
+  parts.signedIn = async (name = 'web') => {
+    const page = await parts.browser.context.newPage()
+    page.on('pageerror', (error) => parts.pageErrors.push(error.message))
+    await page.goto(`${parts.server.url}/console`)
+    await page.getByLabel('Admin token').fill(config.adminToken)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('region', { name: `Source ${name}` }).waitFor()
+    return page
+  }
+  return parts
+}
+
+/** Polls `read` until its expectation holds (10 s at most). */
+export const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
