@@ -6,8 +6,11 @@ export function maskSecret(secret: string): string {
   return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
 }
 
-/** Query parameters that carry credentials: write keys, tokens, API keys, secrets, passwords, signatures. */
-const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|[a-z_]*password|sig|signature)=)([^&#]*)/gi
+/**
+ * Query parameters that carry credentials: write keys, tokens, API keys, secrets, passwords,
+ * signatures, and `code` and `auth` (an Azure Functions webhook's key is its `?code=`).
+ */
+const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|[a-z_]*password|sig|signature|code|auth)=)([^&#]*)/gi
 /** `scheme://user:` before a password, up to the `@` that ends the userinfo (the last one before the path). */
 const USERINFO_PASSWORD = /^([a-z][a-z\d+.-]*:\/\/[^/?#@:]*:)([^/?#]*)@/i
 

@@ -18,6 +18,10 @@ describe('maskUrl', () => {
     expect(maskUrl('https://hooks.example.com/in?api_key=ak_0123456789&access_token=at_0123456789&sig=abcdefghij#x'))
       .toBe('https://hooks.example.com/in?api_key=…6789&access_token=…6789&sig=…ghij#x')
     expect(maskUrl('https://h/p?keyword=seo&monkey=1')).toBe('https://h/p?keyword=seo&monkey=1')
+    // An Azure Functions webhook carries its key as `?code=`; some receivers take `?auth=`.
+    expect(maskUrl('https://fn.azurewebsites.net/api/hook?code=AzFnKey_0123456789==&clientId=default'))
+      .toBe('https://fn.azurewebsites.net/api/hook?code=…89==&clientId=default')
+    expect(maskUrl('https://h/in?auth=abcdefghijkl&postcode=12345')).toBe('https://h/in?auth=…ijkl&postcode=12345')
   })
 
   // `ftp://u:PASSWORD@h` was echoed whole in the webhook URL's ConfigError, and the CLI's banner
