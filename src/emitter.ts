@@ -41,16 +41,21 @@ export class Emitter<Events> {
     return set
   }
 
-  /** Calls `event`'s listeners with `payload`; whether there were any. */
-  emit<K extends keyof Events>(event: K, payload: Events[K]): boolean {
+  /**
+   * Calls `event`'s listeners with the payload `make` gives, made once and only when there is a
+   * listener (a client's `'flush'` payload is made for every batch, and most clients listen to
+   * nothing); how many listeners there were.
+   */
+  emit<K extends keyof Events>(event: K, make: () => Events[K]): number {
     const listeners = [...this.#listeners.get(event)!]
+    let payload: Events[K] | undefined
     for (const listener of listeners) {
       try {
-        ;(listener as Listener<Events[K]>)(payload)
+        ;(listener as Listener<Events[K]>)((payload ??= make()))
       } catch (error) {
         console.error(`isomorphic-analytics: a '${event as string}' listener threw:`, error)
       }
     }
-    return listeners.length > 0
+    return listeners.length
   }
 }

@@ -99,8 +99,5 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
  */
 export function withMessages<T extends object>(batch: readonly QueuedMessage[], payload: T): T & { messages: SentMessage[] } {
   let parsed: SentMessage[] | undefined
-  return Object.defineProperty(payload, 'messages', {
-    enumerable: true,
-    get: () => (parsed ??= sentMessages(batch)),
-  }) as T & { messages: SentMessage[] }
+  return { ...payload, get messages() { return (parsed ??= sentMessages(batch)) } }
 }

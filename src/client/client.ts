@@ -60,11 +60,11 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
         if (this.#log.enabled) this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
-        this.#events.emit('flush', withMessages(batch, { status }))
+        this.#events.emit('flush', () => withMessages(batch, { status }))
       },
       retrying: (batch, attempt, error) => {
         this.#stats.retries++
-        this.#events.emit('retry', withMessages(batch, { attempt, error }))
+        this.#events.emit('retry', () => withMessages(batch, { attempt, error }))
       },
       failed: (error) => {
         this.#stats.failed += error.messages.length
@@ -322,6 +322,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #report(error: AnalyticsError): void {
     const messages = count(error.messages.length, 'message')
     this.#log(`failed: ${error.message} (${messages})`)
-    if (!this.#events.emit('error', error)) console.error(`isomorphic-analytics: ${messages} not delivered: ${error.message}`)
+    if (!this.#events.emit('error', () => error)) console.error(`isomorphic-analytics: ${messages} not delivered: ${error.message}`)
   }
 }

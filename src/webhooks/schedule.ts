@@ -84,13 +84,13 @@ export async function deliverOnSchedule(context: ScheduleContext, payload: objec
         random,
         isRetryable: (error) => !context.closed() && delivery.active.length > 0 && isRetryableError(error),
         onRetry: ({ attempt, delayMs }) =>
-          events.emit('retry', {
+          void events.emit('retry', () => ({
             payload,
             attempt,
             delayMs,
             results: delivery.results.map((r) => ({ ...r })),
             error: delivery.error!,
-          }),
+          })),
       },
     )
   } catch (error) {
@@ -101,7 +101,7 @@ export async function deliverOnSchedule(context: ScheduleContext, payload: objec
   const results = delivery.results.map((r) => ({ ...r }))
   if (delivery.deliveredBy >= 0) {
     const { url, status } = results[delivery.deliveredBy]
-    events.emit('delivered', { payload, attempt: delivery.attempts, url, status: status!, results })
+    events.emit('delivered', () => ({ payload, attempt: delivery.attempts, url, status: status!, results }))
     return { delivered: true, attempts: delivery.attempts, results }
   }
   const { error, active } = delivery
@@ -110,14 +110,14 @@ export async function deliverOnSchedule(context: ScheduleContext, payload: objec
 }
 
 function fail(events: Emitter<WebhookDestinationEvents>, payload: object, attempts: number, results: UrlResult[], error: AnalyticsError): DeliveryResult {
-  events.emit('failed', { payload, attempts, results, error })
+  events.emit('failed', () => ({ payload, attempts, results, error }))
   return { delivered: false, attempts, results, error }
 }
 
 /** One attempt of the in-memory schedule: the shared primitive, recorded on `delivery`. */
 async function runAttempt(context: ScheduleContext, delivery: Delivery, n: number): Promise<void> {
   const { options: { fetch, timeout, now, targets }, events } = context
-  events.emit('attempt', { payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) })
+  events.emit('attempt', () => ({ payload: delivery.payload, attempt: n, urls: delivery.active.map((i) => targets[i].url) }))
   const outcome = await attemptOnce({
     targets: delivery.targets,
     body: delivery.body,
@@ -128,7 +128,7 @@ async function runAttempt(context: ScheduleContext, delivery: Delivery, n: numbe
     timeout,
     now,
     signal: context.requests,
-    onLate: (_, result) => events.emit('late', { payload: delivery.payload, ...result }),
+    onLate: (_, result) => void events.emit('late', () => ({ payload: delivery.payload, ...result })),
   })
   delivery.results = outcome.results
   if (outcome.deliveredBy >= 0) delivery.deliveredBy = outcome.deliveredBy
