@@ -3,7 +3,7 @@
  * serialised once, or `deliverSerialized`'s text as given. Each throws the `ValidationError` the
  * delivery then resolves with (`delivered: false`, nothing sent).
  */
-import { ValidationError } from '../errors.js'
+import { ValidationError, messageOf } from '../errors.js'
 import { describe } from '../message/validate.js'
 
 /** The payload's JSON text, or a `ValidationError` naming `payload` when it is no object or has no JSON. */
@@ -17,7 +17,7 @@ export function jsonOf(payload: object): string {
     if (typeof json !== 'string') throw new TypeError('JSON.stringify returned nothing')
     return json
   } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause)
+    const reason = messageOf(cause)
     throw new ValidationError('payload', `Expected the payload to serialise to JSON: ${reason}.`, { cause })
   }
 }

@@ -14,6 +14,7 @@
  * process reads the same numbers; `counts()` answers from a snapshot refreshed in the background.
  */
 import type { Logger } from '../../logger.js'
+import { messageOf } from '../../errors.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
@@ -203,7 +204,7 @@ export class BullmqQueue implements DeliveryQueue {
     worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
-    const failed = (error: unknown) => this.#log(`queue server counters: ${error instanceof Error ? error.message : String(error)}`)
+    const failed = (error: unknown) => this.#log(`queue server counters: ${messageOf(error)}`)
     await reconcilePending(queue, counters).catch(failed)
     this.#snapshot = await counters.read()
     this.#refresh = refreshCounts(queue, counters, (values) => (this.#snapshot = values), failed)

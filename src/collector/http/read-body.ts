@@ -5,6 +5,7 @@
  * bomb is refused after `limit` bytes of output, never inflated whole. Invalid UTF-8 is a 400.
  */
 import { MAX_BATCH_BYTES } from '../../limits.js'
+import { messageOf } from '../../errors.js'
 import { HttpProblem, badRequest, payloadTooLarge } from './errors.js'
 import { heldRequestBody, type RequestHead } from './direct.js'
 
@@ -101,7 +102,7 @@ function asProblem(error: unknown, encoding: Encoding): HttpProblem {
   if (encoding !== 'identity') {
     return badRequest('INVALID_ENCODING', `Request body is not valid ${encoding} data.`)
   }
-  return badRequest('BAD_REQUEST', `Could not read the request body: ${error instanceof Error ? error.message : String(error)}`)
+  return badRequest('BAD_REQUEST', `Could not read the request body: ${messageOf(error)}`)
 }
 
 function discard(body: ReadableStream<Uint8Array> | null): void {

@@ -9,7 +9,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { ConfigError } from '../../errors.js'
+import { ConfigError, messageOf } from '../../errors.js'
 import { refuseUnknownKeys } from '../../closest.js'
 import { fieldPath } from '../../message/field-path.js'
 import { describe, isPlainObject } from '../../message/validate.js'
@@ -106,7 +106,7 @@ export function compileTrackingPlan(input: unknown, at: string): TrackingPlan | 
       validators.set(event, ajv.compile(withExactNumbers(schema) as typeof schema))
     } catch (error) {
       // ajv words an unknown format as a warning ("… ignored in schema …"), though it refuses it.
-      const problem = (error instanceof Error ? error.message : String(error)).replace(/^unknown format ("[^"]*") ignored in schema at path/, 'unknown format $1, at path')
+      const problem = messageOf(error).replace(/^unknown format ("[^"]*") ignored in schema at path/, 'unknown format $1, at path')
       if (error instanceof EvalError) {
         // ajv compiles each schema to a function; Cloudflare Workers and strict CSPs forbid that.
         throw new ConfigError(option, `\`${option}\` cannot be compiled here: this runtime forbids code generation (${problem}); tracking plans need Node, Bun or Deno.`)

@@ -14,6 +14,7 @@
  * An unexpected error is reported and answered 500; it never escapes to crash the process.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { messageOf } from '../../errors.js'
 import { MAX_BATCH_BYTES } from '../../limits.js'
 import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
 import { JsonAnswer } from '../http/errors.js'
@@ -259,7 +260,7 @@ export function createRequestListener(
         if (prepared === undefined) return
         answer = prepared
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error)
+        const reason = messageOf(error)
         return plainError(res, 400, 'BAD_REQUEST', `Malformed request: ${reason}`)
       }
       try {
