@@ -36,15 +36,90 @@ describe('maskUrl', () => {
     expect(maskUrl('https://user@h/p@x')).toBe('https://user@h/p@x')
     expect(maskUrl('https://h/p?a=b:c@d')).toBe('https://h/p?a=b:c@d')
   })
+
+  // Webhook URLs whose path is the credential were shown whole by the admin API, the console, the CLI and DEBUG lines.
+  it('masks a known webhook service\'s token in the path, whatever it looks like', () => {
+    expect(maskUrl('https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX'))
+      .toBe('https://hooks.slack.com/services/T00000000/B00000000/…XXXX')
+    expect(maskUrl('https://hooks.slack.com/workflows/T024BE7LD/A04ABCDEF/123456789/wfSecretToken/'))
+      .toBe('https://hooks.slack.com/workflows/T024BE7LD/A04ABCDEF/123456789/…oken/')
+    expect(maskUrl('https://discord.com/api/webhooks/123456789012345678/AbCdEf-gHiJkL_mNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01'))
+      .toBe('https://discord.com/api/webhooks/123456789012345678/…yZ01')
+    expect(maskUrl('https://canary.discordapp.com/api/v10/webhooks/123456789012345678/onlyletterstoken?wait=true'))
+      .toBe('https://canary.discordapp.com/api/v10/webhooks/123456789012345678/…oken?wait=true')
+    expect(maskUrl('https://hooks.zapier.com/hooks/catch/123456/abcdef1/')).toBe('https://hooks.zapier.com/hooks/catch/123456/…/')
+    expect(maskUrl('https://hooks.zapier.com/hooks/catch/123456/abcdef1/silent/')).toBe('https://hooks.zapier.com/hooks/catch/123456/…/silent/')
+    expect(maskUrl('https://hook.eu1.make.com/abcdefghijklmnopqrstuvwxyzabcdef')).toBe('https://hook.eu1.make.com/…cdef')
+    expect(maskUrl('https://maker.ifttt.com/trigger/door_open/json/with/key/dAbCdEfGhIjKlMnOpQrStU'))
+      .toBe('https://maker.ifttt.com/trigger/door_open/json/with/key/…rStU')
+    // The host is compared without case, userinfo or port; the same path elsewhere is not Slack's.
+    expect(maskUrl('https://u@HOOKS.Slack.com:443/services/T0/B0/plainwords')).toBe('https://u@HOOKS.Slack.com:443/services/T0/B0/…ords')
+    expect(maskUrl('https://example.com/services/T0/B0/plainwords')).toBe('https://example.com/services/T0/B0/plainwords')
+  })
+
+  it('masks a path segment that looks random, on any host, and its credential query parameters', () => {
+    expect(maskUrl('https://example.com/hooks/f3b2c1d0e9a8b7c6d5e4f3a2')).toBe('https://example.com/hooks/…f3a2')
+    expect(maskUrl('https://webhook.site/3f2504e0-4f89-11d3-9a0c-0305e82c3301')).toBe('https://webhook.site/…3301')
+    expect(maskUrl('https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage'))
+      .toBe('https://api.telegram.org/…Dsaw/sendMessage')
+    // Teams / Power Automate: the workflow's id in the path, the signature in `?sig=`.
+    expect(maskUrl('https://prod-12.westus.logic.azure.com:443/workflows/0a1b2c3d4e5f60718293a4b5c6d7e8f9/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbCdEfGhIjKlMnOp_0123456789'))
+      .toBe('https://prod-12.westus.logic.azure.com:443/workflows/…e8f9/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=…6789')
+    // Google Chat: the space's id is short, the credentials are `?key=` and `?token=`.
+    expect(maskUrl('https://chat.googleapis.com/v1/spaces/AAAAbCdEfGh/messages?key=AIzaSyDdI0hCZtE6vySjMm&token=aBcDeFgHiJkLmNoP%3D'))
+      .toBe('https://chat.googleapis.com/v1/spaces/AAAAbCdEfGh/messages?key=…SjMm&token=…P%3D')
+    // The rule's edges: 16 characters or more; the kind of character changes at least once per four.
+    expect(maskUrl('https://h/a1B2c3D4e5F6g7H')).toBe('https://h/a1B2c3D4e5F6g7H')
+    expect(maskUrl('https://h/a1B2c3D4e5F6g7H8')).toBe('https://h/…g7H8')
+    expect(maskUrl('https://h/aaa111aaa111aaaa')).toBe('https://h/…aaaa')
+    expect(maskUrl('https://h/aaaa1111aaaa1111')).toBe('https://h/aaaa1111aaaa1111')
+  })
+
+  it('leaves ordinary paths as they are', () => {
+    for (const url of ORDINARY) expect(maskUrl(url)).toBe(url)
+  })
+
+  it('changes nothing in a URL it masked (as written or percent-encoded by `new URL`)', () => {
+    for (const url of [...WITH_CREDENTIALS, ...ORDINARY]) {
+      const masked = maskUrl(url)
+      expect(maskUrl(masked)).toBe(masked)
+      expect(maskUrl(new URL(masked).href)).toBe(new URL(masked).href)
+    }
+    expect(maskUrl('https://h/p?token=…6789&sig=%E2%80%A6ghij')).toBe('https://h/p?token=…6789&sig=%E2%80%A6ghij')
+    // Only the shape maskSecret makes is taken as masked: a longer value after `…` is masked again.
+    expect(maskUrl('https://h/p?token=…0123456789')).toBe('https://h/p?token=…6789')
+  })
 })
+
+/** URLs with credentials of each kind maskUrl masks. */
+const WITH_CREDENTIALS = [
+  'https://h/in?token=s3cret', 'https://h/in?api_key=ak_0123456789&x=1', 'ftp://u:PASSWORD_1234@h/',
+  'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX',
+  'https://discord.com/api/webhooks/123456789012345678/AbCdEf-gHiJkL_mNoPqRsTuVwXyZ0123456789',
+  'https://hooks.zapier.com/hooks/catch/123456/abcdef1/',
+  'https://prod-12.westus.logic.azure.com:443/workflows/0a1b2c3d4e5f60718293a4b5c6d7e8f9/triggers/manual/paths/invoke?api-version=2016-06-01&sig=AbCdEfGhIjKlMnOp',
+  'https://chat.googleapis.com/v1/spaces/AAAAbCdEfGh/messages?key=AIzaSyDdI0hCZtE6vySjMm&token=aBcDeFgHiJkLmNoP%3D',
+  'https://example.com/hooks/f3b2c1d0e9a8b7c6d5e4f3a2',
+]
+/** URLs with nothing to mask: words, versions, dates, numbers, short ids. */
+const ORDINARY = [
+  'https://example.com/hook', 'https://example.com/v1/webhooks/orders', 'https://example.com/api/events/2024-01-01',
+  'https://example.com/webhook-receiver-v2-2024/customer_subscription_updated', 'https://example.com/orders/123456789012345678',
+  'https://example.com/handleStripeEvents', 'https://example.com/2024-01-01T00-00-00Z/ipv6-only-k8s-cluster',
+  'https://example.com/api/webhooks/123/short', 'https://hooks.slack.com/', 'https://h/in?team=…',
+]
 
 describe('hasMaskedCredential', () => {
   it('tells a URL as maskUrl shows it (as written or percent-encoded) from one to send to', () => {
-    for (const url of ['https://h/in?token=s3cret', 'https://h/in?api_key=ak_0123456789&x=1', 'ftp://u:PASSWORD_1234@h/', 'https://h/in?team=…']) {
+    for (const url of [...WITH_CREDENTIALS, ...ORDINARY]) {
       expect(hasMaskedCredential(url)).toBe(false)
       expect(hasMaskedCredential(maskUrl(url))).toBe(maskUrl(url) !== url)
+      expect(hasMaskedCredential(new URL(maskUrl(url)).href)).toBe(maskUrl(url) !== url)
     }
+    expect(WITH_CREDENTIALS.filter((url) => maskUrl(url) === url)).toEqual([])
     expect(hasMaskedCredential('https://h/in?x=1&sig=%E2%80%A6ghij')).toBe(true)
     expect(hasMaskedCredential('https://h/in')).toBe(false)
+    expect(hasMaskedCredential('https://hooks.slack.com/services/T0/B0/%E2%80%A6XXXX')).toBe(true)
+    expect(hasMaskedCredential('https://example.com/a/…/b')).toBe(true)
   })
 })
