@@ -1,6 +1,6 @@
 /**
- * Credentials in webhook URLs (`?token=`, `?api_key=`, `?password=`, `?sig=`) in the admin
- * endpoints: shown masked as logs show them, in the settings and in each attempt of the messages'
+ * Credentials in webhook URLs (`?token=`, `?api_key=`, `?password=`, `?sig=`, and a Slack,
+ * Discord or random-looking token in the path) in the admin endpoints: shown masked as logs show them, in the settings and in each attempt of the messages'
  * deliveries; a masked URL sent back as shown keeps the URL it stands for, and one that stands for
  * no URL held is refused, never sent anything.
  */
@@ -97,6 +97,57 @@ describe('credentials in webhook URLs, in the settings endpoints', () => {
     expect(body.error.message).toContain('masked value that cannot be kept')
     expect(saved).toEqual([])
     expect(await json(collector, admin('/v1/admin/sources'))).toEqual(before)
+  })
+})
+
+describe('credentials in webhook URLs\' paths, in the settings endpoints', () => {
+  const PATH_HOOKS: WebhookUrlConfig[] = [
+    { url: 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX' },
+    { url: 'https://discord.com/api/webhooks/123456789012345678/AbCdEf-gHiJkL_mNoPqRsTuVwXyZ0123456789' },
+    { url: 'https://example.com/hooks/f3b2c1d0e9a8b7c6d5e4f3a2' },
+    { url: 'https://example.com/v1/webhooks/orders' },
+  ]
+  const PATH_SHOWN: WebhookUrlConfig[] = [
+    { url: 'https://hooks.slack.com/services/T00000000/B00000000/…XXXX' },
+    { url: 'https://discord.com/api/webhooks/123456789012345678/…6789' },
+    { url: 'https://example.com/hooks/…f3a2' },
+    { url: 'https://example.com/v1/webhooks/orders' },
+  ]
+  const PATH_SECRETS = ['XXXXXXXX', 'AbCdEf', 'f3b2c1d0']
+
+  it('are shown masked; a PUT as read keeps every real URL, and deliveries go to them', async () => {
+    const { collector, calls, saved } = withUrls(PATH_HOOKS)
+    const response = await collector.fetch(admin('/v1/admin/sources/web/webhooks'))
+    const read = ((await response.json()) as { source: { webhooks: { urls: WebhookUrlConfig[] } } }).source.webhooks
+    expect(read.urls).toEqual(PATH_SHOWN)
+    for (const secret of PATH_SECRETS) expect(JSON.stringify(read)).not.toContain(secret)
+    const answer = await json(collector, put(read, { 'if-match': response.headers.get('etag')! }))
+    expect(answer).toMatchObject({ status: 200, body: { source: { webhooks: { urls: PATH_SHOWN } } } })
+    expect(saved).toEqual([['web', { enabled: true, urls: PATH_HOOKS }]])
+    expect(await collector.fetch(post({ batch: [track()] }))).toMatchObject({ status: 200 })
+    await until(() => calls.length === PATH_HOOKS.length, 'the deliveries to every URL')
+    expect(calls.map((c) => c.url).sort()).toEqual(PATH_HOOKS.map((h) => h.url).sort())
+
+    // Reordered, and percent-encoded as `new URL` writes `…` in a path: each keeps its own.
+    const change = { urls: [{ url: new URL(PATH_SHOWN[2].url).href }, { url: new URL(PATH_SHOWN[0].url).href }] }
+    expect(change.urls[1].url).toBe('https://hooks.slack.com/services/T00000000/B00000000/%E2%80%A6XXXX')
+    expect((await json(collector, put(change))).status).toBe(200)
+    expect(saved[1][1].urls).toEqual([PATH_HOOKS[2], PATH_HOOKS[0]])
+  })
+
+  it.each([
+    ['another Slack channel around the mask', 'https://hooks.slack.com/services/T00000000/B11111111/…XXXX'],
+    ['another Discord webhook around the mask', 'https://discord.com/api/webhooks/999999999999999999/…6789'],
+    ['another host around a random token\'s mask', 'https://elsewhere.example/hooks/…f3a2'],
+  ])('PUT refuses a URL masked in its path with %s: a 400 naming the field, nothing saved, nothing sent', async (_, url) => {
+    const { collector, calls, saved } = withUrls(PATH_HOOKS)
+    const { status, body } = await json(collector, put({ urls: [PATH_SHOWN[3], { url }] }))
+    expect(status).toBe(400)
+    expect(body.error).toMatchObject({ code: 'VALIDATION', field: 'sources[0].webhooks.urls[1].url' })
+    expect(body.error.message).toContain('masked value that cannot be kept')
+    expect(saved).toEqual([])
+    expect((await json(collector, admin('/v1/admin/sources/web/webhooks'))).body.source.webhooks.urls).toEqual(PATH_SHOWN)
+    expect(calls).toEqual([])
   })
 })
 
