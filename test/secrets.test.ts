@@ -73,6 +73,8 @@ describe('maskUrl', () => {
     expect(maskUrl('https://h/a1B2c3D4e5F6g7H8')).toBe('https://h/…g7H8')
     expect(maskUrl('https://h/aaa111aaa111aaaa')).toBe('https://h/…aaaa')
     expect(maskUrl('https://h/aaaa1111aaaa1111')).toBe('https://h/aaaa1111aaaa1111')
+    // As the README says, a long name of short capitalised words changes kind often enough to be masked.
+    expect(maskUrl('https://h/getUserByIdAndName')).toBe('https://h/…Name')
   })
 
   it('leaves ordinary paths as they are', () => {

@@ -174,7 +174,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
   // next to the field), not the browser's own check of `type=url`.
   const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => void save(event) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
-    h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…) are shown masked: leave one as it is to keep it, or type a new value.'),
+    h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…, or a webhook token in the path) are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
     h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
     h('p', {}, 'Shared secret: ', secretShown),
