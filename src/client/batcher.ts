@@ -1,8 +1,9 @@
 /**
  * Packs queued messages into batches that respect both limits (`flushAt` messages, 500,000 bytes
  * per request body), and assembles a batch's body from the messages' JSON text, once, when the
- * batch is cut, without serialising them again. The body stays text: on Node it goes out in one
- * write with the headers, which measured cheaper than packing it as UTF-8 bytes first.
+ * batch is cut, without serialising them again. On Node with the Node transport the messages and
+ * the body are UTF-8 bytes instead, outside the JavaScript heap (../platform/arena.ts, which uses
+ * this envelope).
  */
 import { MAX_BATCH_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
@@ -27,7 +28,8 @@ export class BodyBuilder {
 
   /** The body's JSON text. */
   build(messages: readonly QueuedMessage[], sentAt: string): string {
-    return this.#body(messages.map((m) => m.json).join(), sentAt)
+    // (Strings: messages are held as bytes only where bodies are made of bytes, see ../platform/arena.ts.)
+    return this.#body(messages.map((m) => m.json as string).join(), sentAt)
   }
 
   /** The body's exact UTF-8 size, without building it. */

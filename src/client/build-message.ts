@@ -8,6 +8,7 @@ import { isDate, validateMessage } from '../message/validate.js'
 import { serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, LibraryInfo, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
+import { heldText, type Held } from '../platform/arena.js'
 
 export const LIBRARY: LibraryInfo = Object.freeze({ name: 'isomorphic-analytics', version: __VERSION__ })
 
@@ -18,10 +19,11 @@ export interface MessageDefaults {
 
 /**
  * A message as the queue holds it: its JSON text only (sent as is, packed into a request body
- * when its batch is cut) and that text's exact UTF-8 byte length.
+ * when its batch is cut) and that text's exact UTF-8 byte length. The text is a string, or on Node
+ * with the Node transport, where its bytes are held (../platform/arena.ts).
  */
 export interface QueuedMessage {
-  json: string
+  json: string | Held
   bytes: number
 }
 
@@ -34,7 +36,7 @@ export interface BuiltMessage {
 
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
-  return batch.map((m) => JSON.parse(m.json) as SentMessage)
+  return batch.map((m) => JSON.parse((typeof __BROWSER__ === 'boolean' && __BROWSER__) || typeof m.json === 'string' ? m.json as string : heldText(m.json)) as SentMessage)
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
@@ -95,9 +97,12 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
 
 /**
  * `payload` with a `messages` property parsed from `batch` on first read, for the `'flush'` and
- * `'retry'` events: a listener that only counts or logs never pays for the parse.
+ * `'retry'` events: a listener that only counts or logs never pays for the parse. Messages held as
+ * bytes are read at once, as text: their memory is reused once their batch settles, and a
+ * listener may read `messages` later (../platform/arena.ts).
  */
 export function withMessages<T extends object>(batch: readonly QueuedMessage[], payload: T): T & { messages: SentMessage[] } {
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) batch = batch.map((m) => (typeof m.json === 'string' ? m : { json: heldText(m.json), bytes: m.bytes }))
   let parsed: SentMessage[] | undefined
   return { ...payload, get messages() { return (parsed ??= sentMessages(batch)) } }
 }

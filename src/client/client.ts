@@ -12,6 +12,7 @@ import type {
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
 import { holdProcess, onPageHide, onProcessIdleExit, processExiting, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { hold, holdsBytes, release, type Held } from '../platform/arena.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
@@ -230,7 +231,11 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       return
     }
     // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
-    const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
+    // On Node, with the Node transport, as bytes outside the JavaScript heap (../platform/arena.ts).
+    const queued: QueuedMessage = {
+      json: !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options) ? hold(built.json, built.bytes) : built.json,
+      bytes: built.bytes,
+    }
     this.#queue.push(queued)
     this.#store.add(queued)
     if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)
@@ -281,6 +286,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       const sending = this.#delivery.send(batch, pageHide).then((outcome) => {
         // Settled: every message delivered or failed for good (and reported), so out of storage.
         this.#store.remove(batch)
+        if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) for (const m of batch) release(m.json as Held)
         this.#stats.inFlight -= batch.length
         this.#pending.delete(sending)
         return outcome

@@ -17,6 +17,7 @@ import { Stop, type StopSignal } from '../transport/stop.js'
 import type { BodyBuilder } from './batcher.js'
 import { sentMessages, type QueuedMessage } from './build-message.js'
 import { Limiter } from './limiter.js'
+import { heldBody, holdsBytes, releaseBody } from '../platform/arena.js'
 import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
 
 export interface BatchOutcome {
@@ -136,6 +137,8 @@ export class Delivery {
       await this.#take(sending)
       status = await this.#attempts(sending)
     } catch (error) {
+      // Its last attempt is over (a 413's halves get bodies of their own).
+      if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
@@ -145,6 +148,7 @@ export class Delivery {
       // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
       return this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
     }
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body)
     this.#hooks.delivered(batch, status)
     return { delivered: batch.length, failed: 0 }
   }
@@ -187,8 +191,13 @@ export class Delivery {
 
   /** A keepalive body (the page is going away) is not compressed: the page may be gone first. */
   async #prepare(batch: QueuedMessage[], keepalive: boolean): Promise<Prepared> {
-    const json = this.#bodies.build(batch, new Date().toISOString())
+    // On Node, with the Node transport: the body in the arena, made of the messages' held bytes.
+    const json = !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)
+      ? heldBody(this.#bodies, batch)
+      : this.#bodies.build(batch, new Date().toISOString())
     const compressed = this.#options.gzip && !keepalive ? await gzip(json) : undefined
+    // Compressed, the copy is what is sent.
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && compressed) releaseBody(json)
     if (this.#log.enabled) this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     if (!compressed) return { body: json, headers: this.#headers }
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }

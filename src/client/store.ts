@@ -155,12 +155,13 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   return {
     add(message) {
       if (failed) return
-      held.add(message.json)
+      // (A string: messages are held as bytes only with no store, see ../platform/arena.ts.)
+      held.add(message.json as string)
       if (!full) schedule()
     },
     remove(batch) {
       if (failed) return
-      for (const m of batch) held.delete(m.json)
+      for (const m of batch) held.delete(m.json as string)
       schedule()
     },
     // Hidden or leaving before our lock was granted (a task or more after it was asked for): we

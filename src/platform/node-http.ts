@@ -22,6 +22,7 @@ import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions
 import type { StopSignal } from '../transport/stop.js'
 import { NodeAnswer, type ReadBody } from './node-answer.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
+import { writingUntil } from './transport.js'
 
 export interface NodeRequestInit {
   method?: string
@@ -198,6 +199,14 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       res.on('close', () => {
         if (!res.complete) cutBody!(Object.assign(new Error('The answer was cut short.'), { code: 'ECONNRESET' }))
       })
+      // A body still being written (an answer before the receiver read it all) is said so: a client
+      // reuses its memory only once it is written or the request is over (./arena.ts).
+      if (!req.writableFinished && payload !== undefined && typeof payload !== 'string') {
+        writingUntil(init.body as Uint8Array, new Promise((written) => {
+          req.once('finish', written)
+          req.once('close', written)
+        }))
+      }
       resolve(new NodeAnswer(res, read))
     })
     const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'))

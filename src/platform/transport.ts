@@ -47,6 +47,18 @@ export interface HttpAnswer {
   arrayBuffer(): Promise<ArrayBuffer>
 }
 
+/** Bodies the Node transport was still writing when their answer came (a receiver may answer before reading it all). */
+const writing = new WeakMap<Uint8Array, Promise<unknown>>()
+
+/** `body` is written once `written` settles (the Node transport, when an answer came first). */
+export function writingUntil(body: Uint8Array, written: Promise<unknown>): void {
+  const before = writing.get(body)
+  writing.set(body, before ? Promise.all([before, written]) : written)
+}
+
+/** What settles once the transport has written `body`, if an answer came before it did. */
+export const stillWriting = (body: Uint8Array): Promise<unknown> | undefined => writing.get(body)
+
 export interface TransportInit {
   method: string
   headers: Record<string, string>
@@ -71,7 +83,16 @@ export interface TimedTransportInit extends Omit<TransportInit, 'signal'> {
  * an error whose `timedOut` is true, so `attemptRequest` needs no `AbortController` and timer of
  * its own for it.
  */
-export type Transport = ((url: string, init: TransportInit) => Promise<HttpAnswer>) & { readonly takesTimeout?: boolean }
+export type Transport = ((url: string, init: TransportInit) => Promise<HttpAnswer>) & {
+  readonly takesTimeout?: boolean
+  /**
+   * The transport reads a `Uint8Array` body only until its request settles, or, when an answer
+   * came first, until `stillWriting(body)` settles: the caller may reuse the body's memory then
+   * (`platformTransport()` on Node). A fetch may keep reading a body after that (the caller's own
+   * fetch, a test's), so it is given bodies no one reuses.
+   */
+  readonly takesPooledBodies?: boolean
+}
 
 
 /**
@@ -98,8 +119,13 @@ export function platformTransport(): Transport {
   if ((typeof __BROWSER__ === 'boolean' && __BROWSER__) || !nodeTransportLoaded) return defaultFetch as Transport
   const send = (url: string, init: TransportInit | TimedTransportInit) => {
     if (nodeTransport) return nodeTransport(url, init as TransportInit)
-    return nodeTransportLoaded.then((loaded) => (loaded ?? (defaultFetch as Transport))(url, init as TransportInit))
+    return nodeTransportLoaded.then((loaded) => {
+      if (loaded) return loaded(url, init as TransportInit)
+      // The fetch instead is given a copy of a pooled body (see `takesPooledBodies`).
+      const { body } = init
+      return (defaultFetch as Transport)(url, { ...init, body: typeof body === 'string' ? body : body.slice() } as TransportInit)
+    })
   }
   // Until the Node transport is loaded, requests are timed as a fetch's are (it honours a signal).
-  return Object.defineProperty(send, 'takesTimeout', { get: () => nodeTransport !== undefined })
+  return Object.defineProperties(send, { takesTimeout: { get: () => nodeTransport !== undefined }, takesPooledBodies: { value: true } })
 }

@@ -1,7 +1,7 @@
 import { delay } from 'msw'
 import { describe, expect, it, vi } from 'vitest'
 import { AnalyticsError, HttpError, NetworkError, isHttpError } from '../../src/index.js'
-import { collector, createTestClient, HttpResponse, installServer, listen, trackInput } from '../helpers/client.js'
+import { collector, createTestClient, HttpResponse, installServer, listen, settle, trackInput } from '../helpers/client.js'
 
 installServer()
 
@@ -17,6 +17,25 @@ describe("'flush' event", () => {
     expect(events.flush).toHaveLength(2)
     expect(events.flush[0]).toEqual({ messages: [a, b], status: 202 })
     expect(events.flush[1]).toEqual({ messages: [c], status: 202 })
+  })
+})
+
+describe("'flush' and 'retry' events read later", () => {
+  it('carry the messages they were emitted with, though later messages reuse their memory (Node: held as bytes)', async () => {
+    vi.useFakeTimers()
+    collector((_, i) => (i === 0 ? HttpResponse.json({}, { status: 503 }) : HttpResponse.json({})))
+    const client = createTestClient({ flushAt: 1 })
+    const events = listen(client)
+    // Same lengths, other texts: a message read from reused memory would parse, as the wrong one.
+    const first = client.track(trackInput(1))
+    await settle(client.flush())
+    const second = client.track(trackInput(2))
+    await settle(client.flush())
+    const third = client.track(trackInput(3))
+    await settle(client.flush())
+    // Read only now, after every batch settled and the next ones were queued over them.
+    expect(events.retry.map((e) => e.messages)).toEqual([[first]])
+    expect(events.flush.map((e) => e.messages)).toEqual([[first], [second], [third]])
   })
 })
 

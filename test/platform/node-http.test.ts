@@ -7,6 +7,7 @@ import { attemptRequest } from '../../src/transport/attempt.js'
 import { httpFailure } from '../../src/transport/failure.js'
 import { WebhookDestination } from '../../src/webhooks/index.js'
 import { Stop } from '../../src/transport/stop.js'
+import { stillWriting } from '../../src/platform/transport.js'
 
 /**
  * A loopback server: `/hang` never answers; `/slow-<status>` sends the status and one byte of a
@@ -22,6 +23,8 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req)
     if (req.url === '/hang') return
+    // Answers before reading the body (as a server refusing it by its length does).
+    if (req.url === '/early-413') return void res.writeHead(413).end()
     const delay = /^\/delay-(\d+)$/.exec(req.url ?? '')
     if (delay) return void setTimeout(() => res.end('ok'), Number(delay[1]))
     const slow = /^\/slow-(\d+)$/.exec(req.url ?? '')
@@ -151,6 +154,22 @@ describe('nodeRequest: the status decides, bodies are capped', () => {
     const answer = await nodeRequest(`http://127.0.0.1:${port}/big-500`, { method: 'POST', body: '{}', timeoutMs: 10_000 })
     expect(answer.status).toBe(500)
     expect((await answer.text()).length).toBe(MAX_ANSWER_BYTES)
+  })
+})
+
+describe('nodeRequest: a body answered before it was all written', () => {
+  it('is said to be still being written (stillWriting) until it is, or the request is over', async () => {
+    // 32 MB: more than the sockets buffer, so the answer comes while most of it is unsent.
+    const body = new Uint8Array(32 << 20).fill(0x78)
+    const answer = await nodeRequest(`http://127.0.0.1:${port}/early-413`, { method: 'POST', body, timeoutMs: 10_000 })
+    expect(answer.status).toBe(413)
+    const writing = stillWriting(body)
+    expect(writing).toBeInstanceOf(Promise)
+    await writing
+    // A body read before the answer (the usual case) is written by then: nothing to wait for.
+    const small = new Uint8Array(1024).fill(0x79)
+    expect((await nodeRequest(`http://127.0.0.1:${port}/`, { method: 'POST', body: small, timeoutMs: 10_000 })).status).toBe(200)
+    expect(stillWriting(small)).toBeUndefined()
   })
 })
 

@@ -1,0 +1,140 @@
+/**
+ * Node only (not in the browser build): where a client with the Node transport keeps its queued
+ * messages and request bodies, as UTF-8 bytes in reused 256 KiB slabs outside the JavaScript heap.
+ *
+ * Why: held as strings, every queued message survives the young generation's collections and is
+ * copied (then promoted) by each; V8 answers that survival by growing the young generation to its
+ * 32 MB limit, and the promoted strings and bodies, dead soon after, fill the old generation until
+ * its next full collection. Each new page the heap touches is also a page fault (a zeroed page).
+ * Measured with bench/peers.mjs (`--part e2e --sdk ours`, 20,000 events, three runs each,
+ * interleaved with the build before, 2026-11-26): peak RSS 85.3–87.4 MiB against 110.1–115.3 as
+ * strings at the defaults, 63.8–67.5 against 96.5–98.4 at `flushAt` 100; minor page faults
+ * 12,700–13,200 against 19,800–20,200; CPU per event unchanged (within the runs' noise). A slab
+ * is free again once every message and body in it is settled; free slabs are kept for the next
+ * ones (`SPARE_SLABS`). One arena serves every client of the process.
+ *
+ * A body is handed to the transport as a view of its slab, so it is freed only once the transport
+ * no longer reads it: only the Node transport is given one, and it says when (`stillWriting`).
+ */
+import { stillWriting } from './transport.js'
+import type { BodyBuilder } from '../client/batcher.js'
+import type { QueuedMessage } from '../client/build-message.js'
+
+/** Bytes of a slab; a larger message or body gets a slab of its own, not kept for reuse. */
+const SLAB_BYTES = 256 * 1024
+/**
+ * Free slabs kept for reuse: 10 MiB, about what a full queue at the default `maxQueueSize` (10,000
+ * messages) takes, so bursts up to that reuse memory already touched instead of new pages (a page
+ * fault each); past that, a free slab is left to the garbage collector.
+ */
+const SPARE_SLABS = 40
+
+interface Slab {
+  readonly bytes: Buffer
+  /** Bytes given out so far (regions are never reused one by one: the slab is, once all are free). */
+  used: number
+  /** Regions of it not yet released. */
+  live: number
+}
+
+/** A region of a slab: a queued message's JSON text, or a request body. */
+export interface Held {
+  readonly slab: Slab
+  readonly at: number
+  readonly length: number
+  /** Whether its text is ASCII only (read back as Latin-1: one byte a character). */
+  readonly ascii: boolean
+}
+
+let current: Slab | undefined
+const spare: Slab[] = []
+
+/**
+ * Whether a client holds its messages here: with the transport that reads a body only until it
+ * says it is done (`takesPooledBodies`: the Node transport), and no store (a page's store keeps
+ * the messages' text).
+ */
+export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }; persist: boolean }): boolean =>
+  options.transport.takesPooledBodies === true && !options.persist
+
+/** A queued message's JSON text (whose UTF-8 length is `bytes`), copied into a slab. */
+export function hold(json: string, bytes: number): Held {
+  const ascii = bytes === json.length
+  const { slab, at } = room(bytes)
+  slab.bytes.write(json, at, bytes, ascii ? 'latin1' : 'utf8')
+  return { slab, at, length: bytes, ascii }
+}
+
+/** The text of a held message (for the errors and events that carry it: rarely read). */
+export const heldText = (held: Held): string => held.slab.bytes.toString(held.ascii ? 'latin1' : 'utf8', held.at, held.at + held.length)
+
+/** The regions of the bodies made by `heldBody` and not yet released. */
+const regions = new WeakMap<Uint8Array, Held>()
+
+/** `batch`'s request body (the envelope of `builder` around its held messages), in a slab. */
+export function heldBody(builder: BodyBuilder, batch: readonly QueuedMessage[]): Uint8Array<ArrayBuffer> {
+  // The envelope: `{"batch":[` before the messages, the rest after (with `plainText`, the write
+  // key, which may be any text).
+  const empty = builder.build([], new Date().toISOString())
+  const cut = empty.indexOf('[') + 1
+  const after = empty.slice(cut)
+  const afterBytes = Buffer.byteLength(after)
+  let length = cut + afterBytes + Math.max(0, batch.length - 1)
+  for (const m of batch) length += m.bytes
+  const { slab, at } = room(length)
+  const out = slab.bytes
+  let i = at + out.write(empty.slice(0, cut), at, 'latin1')
+  for (let n = 0; n < batch.length; n++) {
+    if (n > 0) out[i++] = 0x2c // ','
+    const m = batch[n].json as Held
+    i += m.slab.bytes.copy(out, i, m.at, m.at + m.length)
+  }
+  out.write(after, i, afterBytes, 'utf8')
+  const body = out.subarray(at, at + length) as Uint8Array<ArrayBuffer>
+  regions.set(body, { slab, at, length, ascii: true })
+  return body
+}
+
+/**
+ * No attempt will send `body` again: its region is released, once the transport has written it
+ * if an answer came first (`stillWriting`). Any other body (a string, a compressed copy) is left
+ * alone; a second call does nothing.
+ */
+export function releaseBody(body: string | Uint8Array | undefined): void {
+  const region = body === undefined || typeof body === 'string' ? undefined : regions.get(body)
+  if (region === undefined) return
+  regions.delete(body as Uint8Array)
+  const written = stillWriting(body as Uint8Array)
+  if (written) void written.then(() => release(region))
+  else release(region)
+}
+
+/** The region is no longer read: its slab is free again once all of its regions are. */
+export function release(held: Held): void {
+  const slab = held.slab
+  if (--slab.live > 0) return
+  slab.used = 0
+  if (slab !== current) keep(slab)
+}
+
+/** A free slab is kept for the next, unless enough are (or it is not of the usual size). */
+function keep(slab: Slab): void {
+  if (slab.bytes.length === SLAB_BYTES && spare.length < SPARE_SLABS) spare.push(slab)
+}
+
+/** `length` bytes at the end of the current slab, or of a new (or spare) one. */
+function room(length: number): { slab: Slab; at: number } {
+  let slab = current
+  if (slab === undefined || slab.used + length > slab.bytes.length) {
+    // The slab given up on is kept once free (see `release`), or now if free already.
+    if (slab !== undefined && slab.live === 0) keep(slab)
+    slab = length <= SLAB_BYTES ? (spare.pop() ?? newSlab(SLAB_BYTES)) : newSlab(length)
+    current = slab
+  }
+  const at = slab.used
+  slab.used += length
+  slab.live++
+  return { slab, at }
+}
+
+const newSlab = (size: number): Slab => ({ bytes: Buffer.allocUnsafeSlow(size), used: 0, live: 0 })
