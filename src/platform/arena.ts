@@ -60,7 +60,8 @@ export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }
 /** A queued message's JSON text (whose UTF-8 length is `bytes`), copied into a slab. */
 export function hold(json: string, bytes: number): Held {
   const ascii = bytes === json.length
-  const { slab, at } = room(bytes)
+  const at = room(bytes)
+  const slab = current!
   slab.bytes.write(json, at, bytes, ascii ? 'latin1' : 'utf8')
   return { slab, at, length: bytes, ascii }
 }
@@ -81,7 +82,8 @@ export function heldBody(builder: BodyBuilder, batch: readonly QueuedMessage[]):
   const afterBytes = Buffer.byteLength(after)
   let length = cut + afterBytes + Math.max(0, batch.length - 1)
   for (const m of batch) length += m.bytes
-  const { slab, at } = room(length)
+  const at = room(length)
+  const slab = current!
   const out = slab.bytes
   let i = at + out.write(empty.slice(0, cut), at, 'latin1')
   for (let n = 0; n < batch.length; n++) {
@@ -122,8 +124,8 @@ function keep(slab: Slab): void {
   if (slab.bytes.length === SLAB_BYTES && spare.length < SPARE_SLABS) spare.push(slab)
 }
 
-/** `length` bytes at the end of the current slab, or of a new (or spare) one. */
-function room(length: number): { slab: Slab; at: number } {
+/** `length` bytes at the end of the current slab, or of a new (or spare) one, made current: where they start. */
+function room(length: number): number {
   let slab = current
   if (slab === undefined || slab.used + length > slab.bytes.length) {
     // The slab given up on is kept once free (see `release`), or now if free already.
@@ -134,7 +136,7 @@ function room(length: number): { slab: Slab; at: number } {
   const at = slab.used
   slab.used += length
   slab.live++
-  return { slab, at }
+  return at
 }
 
 const newSlab = (size: number): Slab => ({ bytes: Buffer.allocUnsafeSlow(size), used: 0, live: 0 })
