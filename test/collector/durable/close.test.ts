@@ -43,7 +43,6 @@ afterEach(() => {
 
 /** `closeAtOnce`: the process calls `close()` right after `createCollector()` (no IPC). */
 async function startLibraryProcess(env: Record<string, string>, { closeAtOnce = false } = {}): Promise<LibraryProcess> {
-  const spawnedAt = Date.now()
   const child = spawn(process.execPath, [CHILD], {
     env: { ...process.env, SECRET, DRAIN: String(DRAIN), ...env, ...(closeAtOnce && { CLOSE_AT_ONCE: '1' }) },
     stdio: ['ignore', 'pipe', 'pipe', ...(closeAtOnce ? [] : ['ipc' as const])],
@@ -54,10 +53,16 @@ async function startLibraryProcess(env: Record<string, string>, { closeAtOnce = 
   const replies: Array<(message: Record<string, unknown>) => void> = []
   let closed = false
   let report: Record<string, unknown> | undefined
+  // With `closeAtOnce`: when the process called close() (its clock is this one's), not when it
+  // was spawned: starting Node and importing the collector can take over a second under load.
+  let closeCalledAt: number | undefined
   const started = new Promise<void>((resolve) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const message = JSON.parse(line) as Record<string, unknown>
-      if (message.started) resolve()
+      if (message.started) {
+        closeCalledAt = message.closeCalledAt as number | undefined
+        resolve()
+      }
       else if (message.closed) {
         closed = true
         report = message.closed as Record<string, unknown>
@@ -83,7 +88,7 @@ async function startLibraryProcess(env: Record<string, string>, { closeAtOnce = 
       return reply.then((message) => message.status as number)
     },
     async close() {
-      const calledAt = closeAtOnce ? spawnedAt : Date.now()
+      const calledAt = closeAtOnce ? closeCalledAt! : Date.now()
       if (gone()) return { ended: true, code: child.exitCode, closed, afterMs: Date.now() - calledAt }
       if (!closeAtOnce) child.send({ close: true })
       let timer: ReturnType<typeof setTimeout> | undefined

@@ -5,7 +5,8 @@
 // prints `{"status":…}`; `{ close: true }` disconnects the IPC channel, so that nothing of the
 // test holds the process, calls `collector.close()` and prints `{"closed":report}` once it
 // resolved. The process should then end on its own. With CLOSE_AT_ONCE set (and no IPC), `close()`
-// is called right after `createCollector()`, before any connection is made.
+// is called right after `createCollector()`, before any connection is made; the `started` line
+// then says when (`closeCalledAt`, ms since epoch).
 const env = process.env
 const { createCollector } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({
@@ -26,6 +27,9 @@ const close = async () => {
   const report = await collector.close()
   console.log(JSON.stringify({ closed: report }))
 }
+// When close() was called, on the clock the test reads too: the time to start Node and import the
+// collector (over a second on a loaded machine) is not close()'s.
+const closeCalledAt = env.CLOSE_AT_ONCE ? Date.now() : undefined
 if (env.CLOSE_AT_ONCE) void close()
 process.on('message', async (message) => {
   if (message.send !== undefined) {
@@ -40,4 +44,4 @@ process.on('message', async (message) => {
     await close()
   }
 })
-console.log(JSON.stringify({ started: true }))
+console.log(JSON.stringify({ started: true, closeCalledAt }))
