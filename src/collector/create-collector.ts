@@ -42,6 +42,11 @@ import { settlesWithin } from './settles-within.js'
 
 /** (source, messageId) pairs remembered in memory for de-duplication, at most. */
 const MAX_DEDUP_ENTRIES = 500_000
+/**
+ * How long `close()` may take past its drain timeout: less than the second within which a process
+ * ends (README), which holds its exit too. With all of it, a process ended just past it.
+ */
+const TEARDOWN_MS = 800
 
 export interface CollectorStats {
   /** HTTP requests handled. */
@@ -246,8 +251,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     settings.close()
     consoleContext?.streams.close()
     log(`closing: ${count(stats().pending, 'delivery', 'deliveries')} pending, waiting up to ${timeoutMs} ms`)
-    // Everything is done within the drain timeout plus a second, whatever the queue server does.
-    const deadline = Date.now() + timeoutMs + 1_000
+    // Everything is done within the drain timeout plus TEARDOWN_MS, whatever the queue server does.
+    const deadline = Date.now() + timeoutMs + TEARDOWN_MS
     // Admin payloads waiting for room: queued before the drain (memory: it attempts and counts
     // them), or given up on (a queue server: their requests are answered 503, not 200).
     if (queue.durable) void admin.rooms.stop()

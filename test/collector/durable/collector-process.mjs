@@ -3,9 +3,9 @@
 // (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
 // (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
-// CLI does (server, then a bounded drain), prints `{"report":…}` and exits; on SIGUSR2 collects
-// garbage and prints `{"heap":…}`, the bytes still in use; on SIGHUP prints `{"local":…}`, its
-// own counts (`collector.stats()`).
+// CLI does (server, then a bounded drain), prints `{"report":…,"closeMs":…}` (closeMs: how long
+// `collector.close()` took) and exits; on SIGUSR2 collects garbage and prints `{"heap":…}`, the
+// bytes still in use; on SIGHUP prints `{"local":…}`, its own counts (`collector.stats()`).
 const env = process.env
 const { createCollector, nodeFetch, startServer } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
 const collector = createCollector({
@@ -31,8 +31,9 @@ const server = await startServer(collector.fetch, { port: Number(env.PORT ?? 0),
 // The handlers go first: a parent that reads the port line may signal at once.
 process.on('SIGTERM', async () => {
   await server.close(100)
+  const closing = Date.now()
   const report = await collector.close(Number(env.DRAIN ?? 2000))
-  console.log(JSON.stringify({ report }))
+  console.log(JSON.stringify({ report, closeMs: Date.now() - closing }))
   process.exit(0)
 })
 process.on('SIGHUP', () => console.log(JSON.stringify({ local: collector.stats() })))

@@ -39,6 +39,9 @@ describe('the queue server goes away', () => {
       // The drain timeout + 1 s for collector.close(), after this harness's server.close(100)
       // (the CLI spends one budget on both).
       expect(exit.at - signalledAt).toBeLessThanOrEqual(100 + 1_000 + 1_000)
+      // close() itself leaves part of that second to the process's exit: taking all of it (its
+      // bus waiting on the server gone), the process ended just past the bound under load.
+      expect((exit.last as { closeMs: number }).closeMs).toBeLessThan(1_000 + 1_000)
     } finally {
       await receiver.close()
       await redis.stop()
