@@ -127,7 +127,14 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // This collector's queue server; PostgreSQL: with the sockets its `close` may have to drop.
   const server = config.queue && { ...config.queue, ...(config.queue.kind === 'postgres' && { sockets: new PgSockets() }) }
   // Failures of the connections `close` dropped are the collector's own doing: logged, not reported.
-  const onQueueError = (error: unknown) => (server?.sockets?.dropped ? log(`a connection dropped by close: ${String(error)}`) : config.onError(error))
+  // So is what fails once `close()` resolved: a Redis bus dropped at close rejects its waiting
+  // commands a moment later (the settings load failed, reported to a caller done with us).
+  let closeResolved = false
+  const onQueueError = (error: unknown) => {
+    if (server?.sockets?.dropped) log(`a connection dropped by close: ${String(error)}`)
+    else if (closeResolved) log(`after close: ${String(error)}`)
+    else config.onError(error)
+  }
   // With a queue server, counters live there too (shared by every process on it).
   const shared = server ? new SharedState(server) : undefined
   const tally = new Tally(
@@ -272,7 +279,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     syncAudience: audience,
     stats,
     close(timeoutMs = config.drainTimeout) {
-      closing ??= drain(Math.max(0, timeoutMs))
+      closing ??= drain(Math.max(0, timeoutMs)).finally(() => (closeResolved = true))
       return closing
     },
     get closed() {

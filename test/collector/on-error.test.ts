@@ -2,8 +2,10 @@
  * An `onError` that throws: what it throws is printed (console.error) with the error it was
  * reporting, and never reaches the collector. It made `collector.fetch` reject instead of
  * answering 500, and, called from BullMQ's `error` event with the queue server unreachable, it
- * crashed the process. Real sockets: a closed loopback port as the queue server, a Node server.
+ * crashed the process. And nothing reaches it once `close()` resolved. Real sockets: a closed
+ * loopback port (or one that never answers) as the queue server, a Node server.
  */
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createCollector, startServer, type Collector } from '../../src/collector/index.js'
 import { freePort } from '../helpers/queue-servers.js'
@@ -55,6 +57,29 @@ describe('an onError that throws', () => {
     expect(thrown.message).toBe('onError blew up (queue)')
     expect(reported).toContain(error)
     expect(error.message).toMatch(/ECONNREFUSED/)
+  })
+
+  it('nothing reaches onError once close() resolved: a Redis that accepts connections and never answers, its bus dropped at close', async () => {
+    // Dropped at close, the bus's connection rejects what waited on it a moment later: the
+    // saved settings' load then failed, and was reported after close() had resolved.
+    const accepted = new Set<Socket>()
+    const silent = createNetServer((socket) => void accepted.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const reported: string[] = []
+    try {
+      collector = createCollector({
+        sources: [{ writeKey: KEY, name: 'web' }],
+        queue: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        onError: (error) => reported.push(String(error)),
+      })
+      await collector.close(0)
+      const atClose = reported.length
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(reported.slice(atClose)).toEqual([])
+    } finally {
+      for (const socket of accepted) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
   })
 
   it("startServer's onError: a handler's failure is still answered 500, and the server keeps serving", async () => {
