@@ -68,7 +68,16 @@ export interface DeliverData {
   u?: number[]
   /** The delivery's traceId, when its progress is reported (`TraceSink`). */
   r?: string
+  /** When its retry is due (ms since epoch): scheduled to start inside the retry window. */
+  d?: number
 }
+
+/**
+ * How late a retry may be taken from the queue server after it came due and still be attempted,
+ * though its window ended meanwhile: a running collector takes a due job within milliseconds
+ * (more under load). One taken later came due while no collector ran (or all were busy).
+ */
+const PICKUP_GRACE_MS = 1_000
 
 /** Options of every job the collector adds. */
 export const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 1000 } as const
@@ -243,7 +252,9 @@ export class JobRunner {
     if (destination === undefined) return this.#handBack(job, token, 5_000)
     // Due inside the window but run after it (no process ran it in time: they were all stopped,
     // or busy): failed for good, not attempted, as a retry scheduled past the window would be.
-    const tooLate = data.f === undefined ? undefined : destination.retryTooLate(data.f)
+    // Taken as it came due (a retry due just before the window's end), it is attempted.
+    const promptly = data.d !== undefined && Date.now() - data.d <= PICKUP_GRACE_MS
+    const tooLate = data.f === undefined || promptly ? undefined : destination.retryTooLate(data.f)
     if (tooLate !== undefined) return this.#expired(data, tooLate)
     const outcome = await this.#attempt(destination, data)
     if (outcome === STOPPED) return this.#handBack(job, token, 0)
@@ -307,6 +318,6 @@ export class JobRunner {
     if (!wasRetrying) counters.add(`${data.s}|retrying`, 1)
     log(`${data.s}: attempt ${attempt} failed (${outcome.error?.message ?? 'unknown'}); retry in ${delay} ms`)
     trace?.retry(attempt, outcome.results, delay)
-    return { retry: { ...data, n: attempt, f: data.f ?? startedAt, u: outcome.retry }, delay }
+    return { retry: { ...data, n: attempt, f: data.f ?? startedAt, u: outcome.retry, d: Date.now() + delay }, delay }
   }
 }

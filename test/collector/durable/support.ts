@@ -177,6 +177,15 @@ export async function waitingRetries(url: string, messageId: string): Promise<nu
   return withQueue(url, async (queue) => (await queue.getDelayed()).filter(ours).length)
 }
 
+/**
+ * Adds to the server at `url` a retry of a `track` to source `web` (what a collector adds after a
+ * failed attempt): its first attempt at `firstAt`, due at `dueAt` (ms since the epoch).
+ */
+export async function addRetry(url: string, messageId: string, firstAt: number, dueAt: number): Promise<void> {
+  const b = JSON.stringify({ type: 'track', event: 'Order Completed', userId: 'u', messageId })
+  await withQueue(url, (queue) => queue.add('deliver', { s: 'web', t: 'track', b, n: 1, f: firstAt, d: dueAt }, { jobId: `test-${messageId}`, delay: Math.max(0, dueAt - Date.now()), removeOnComplete: true, removeOnFail: 1000 }))
+}
+
 /** Runs `fn` with the collectors' BullMQ queue on the server at `url`, opened as a collector opens it. */
 async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => Promise<T>): Promise<T> {
   const server = { kind: url.startsWith('redis') ? 'redis' : 'postgres', url } as const
