@@ -7,7 +7,7 @@
  */
 import { MAX_BATCH_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
-import type { QueuedMessage } from './build-message.js'
+import type { QueuedMessage, TextMessage } from './build-message.js'
 import { LIBRARY_CONTEXT } from './build-message.js'
 
 /** Same length as any `Date#toISOString()` of years 0–9999. */
@@ -29,7 +29,7 @@ export class BodyBuilder {
   /** The body's JSON text. */
   build(messages: readonly QueuedMessage[], sentAt: string): string {
     // (Strings: messages are held as bytes only where bodies are made of bytes, see ../platform/arena.ts.)
-    return this.#body(messages.map((m) => m.json as string).join(), sentAt)
+    return this.#body(messages.map((m) => (m as TextMessage).json).join(), sentAt)
   }
 
   /** The body's exact UTF-8 size, without building it. */

@@ -5,7 +5,7 @@
  */
 import { mergeUnder } from '../message/merge.js'
 import { isDate, validateMessage } from '../message/validate.js'
-import { serializeMessage } from '../message/serialize.js'
+import { checkParts, serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, LibraryInfo, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
 import { heldText, type Held } from '../platform/arena.js'
@@ -20,23 +20,37 @@ export interface MessageDefaults {
 /**
  * A message as the queue holds it: its JSON text only (sent as is, packed into a request body
  * when its batch is cut) and that text's exact UTF-8 byte length. The text is a string, or on Node
- * with the Node transport, where its bytes are held (../platform/arena.ts).
+ * with the Node transport, where its bytes are held (../platform/arena.ts), the held region itself.
  */
-export interface QueuedMessage {
-  json: string | Held
-  bytes: number
-}
+export type QueuedMessage = TextMessage | Held
 
-/** A built message: the object the call returns, its JSON text and that text's UTF-8 length. */
-export interface BuiltMessage {
-  message: SentMessage
+export interface TextMessage {
   json: string
   bytes: number
 }
 
+/** A queued message's text (held ones are read back: for events and errors, rarely). */
+const queuedText = (m: QueuedMessage): string =>
+  (typeof __BROWSER__ === 'boolean' && __BROWSER__) || !('slab' in m) ? (m as TextMessage).json : heldText(m)
+
+/**
+ * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
+ * for the arena (`buildMessage`'s `parts`), the common message also keeps the text's two parts,
+ * which the arena copies as they are: `json` is then their join, not yet flat.
+ */
+export interface BuiltMessage {
+  message: SentMessage
+  json: string
+  bytes: number
+  /** The caller's fields as JSON (an object's text, `}` included). */
+  ownJson?: string
+  /** The fields stamped after them, up to the closing `}`, ASCII only. */
+  stamped?: string
+}
+
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
-  return batch.map((m) => JSON.parse((typeof __BROWSER__ === 'boolean' && __BROWSER__) || typeof m.json === 'string' ? m.json as string : heldText(m.json)) as SentMessage)
+  return batch.map((m) => JSON.parse((typeof __BROWSER__ === 'boolean' && __BROWSER__) ? (m as TextMessage).json : queuedText(m)) as SentMessage)
 }
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
@@ -57,7 +71,8 @@ function nowIso(): string {
  */
 export const LIBRARY_CONTEXT = JSON.stringify({ library: LIBRARY })
 
-export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults): BuiltMessage {
+/** `parts`: keep the text's parts (Node only, for the arena, which copies them: see `BuiltMessage`). */
+export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults, parts?: boolean): BuiltMessage {
   validateMessage(type, input)
   // The rest object is a fresh copy of the caller's fields: completing it never touches the input.
   const { timestamp, messageId, context, integrations, traits, ...message } = input as Record<string, unknown>
@@ -85,14 +100,15 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const id = (message.messageId = (messageId as string | undefined) ?? randomUUID())
   // A timestamp string passed ISO_8601 (digits, `T`, `:`, `.`, `+`, `-`, `Z`): nothing to escape.
   const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
-  // Checking it as a whole also makes it one flat string: joined parts would be many objects for
-  // the garbage collector to move while the message waits in the queue.
-  const { json, bytes } = serializeMessage(
-    message,
-    undefined,
-    own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`,
-  )
-  return { message: message as unknown as SentMessage, json, bytes }
+  const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
+  // Where the arena will hold it, the parts are checked apart and kept, and it copies each
+  // (../platform/arena.ts): the whole text is never made flat, a third less to allocate.
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
+    return { message: message as unknown as SentMessage, json: `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stamped}`, bytes: checkParts(message, own, stamped!), ownJson: own, stamped }
+  }
+  // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
+  // objects for the garbage collector to move while the message waits in the queue.
+  return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stamped}`) }
 }
 
 /**
@@ -102,7 +118,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
  * listener may read `messages` later (../platform/arena.ts).
  */
 export function withMessages<T extends object>(batch: readonly QueuedMessage[], payload: T): T & { messages: SentMessage[] } {
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) batch = batch.map((m) => (typeof m.json === 'string' ? m : { json: heldText(m.json), bytes: m.bytes }))
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) batch = batch.map((m) => ({ json: queuedText(m), bytes: m.bytes }))
   let parsed: SentMessage[] | undefined
   return { ...payload, get messages() { return (parsed ??= sentMessages(batch)) } }
 }

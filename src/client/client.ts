@@ -12,7 +12,8 @@ import type {
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
 import { holdProcess, onPageHide, onProcessIdleExit, processExiting, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
-import { hold, holdsBytes, release, type Held } from '../platform/arena.js'
+import { holdsBytes, release, type Held } from '../platform/arena.js'
+import { HeldQueue } from '../platform/held-queue.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
 import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
@@ -88,6 +89,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         return true
       })
       : memoryStore
+    // On Node with the Node transport, queued messages are bytes in the arena (../platform/held-queue.ts).
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) this.#queue = new HeldQueue() as unknown as QueuedMessage[]
     this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
     if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
   }
@@ -208,7 +211,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
-    const built = buildMessage(type, input, this.#options)
+    const built = (typeof __BROWSER__ === 'boolean' && __BROWSER__) ? buildMessage(type, input, this.#options) : buildMessage(type, input, this.#options, holdsBytes(this.#options))
     const { schema } = this.#options
     this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>
@@ -232,12 +235,12 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     }
     // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
     // On Node, with the Node transport, as bytes outside the JavaScript heap (../platform/arena.ts).
-    const queued: QueuedMessage = {
-      json: !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options) ? hold(built.json, built.bytes) : built.json,
-      bytes: built.bytes,
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) (this.#queue as unknown as HeldQueue).hold(built)
+    else {
+      const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
+      this.#queue.push(queued)
+      this.#store.add(queued)
     }
-    this.#queue.push(queued)
-    this.#store.add(queued)
     if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)
     if (this.#queue.length >= this.#options.flushAt) this.#scheduleDispatch()
     else if (this.#timer === undefined) this.#armTimer()
@@ -286,7 +289,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       const sending = this.#delivery.send(batch, pageHide).then((outcome) => {
         // Settled: every message delivered or failed for good (and reported), so out of storage.
         this.#store.remove(batch)
-        if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) for (const m of batch) release(m.json as Held)
+        if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) for (const m of batch) release(m as Held)
         this.#stats.inFlight -= batch.length
         this.#pending.delete(sending)
         return outcome

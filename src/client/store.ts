@@ -23,7 +23,7 @@
  */
 import type { SentMessage } from '../message/types.js'
 import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
-import { type BuiltMessage, type QueuedMessage } from './build-message.js'
+import { type BuiltMessage, type QueuedMessage, type TextMessage } from './build-message.js'
 
 export interface Store {
   /** A message was queued (built here, or adopted). */
@@ -156,12 +156,12 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     add(message) {
       if (failed) return
       // (A string: messages are held as bytes only with no store, see ../platform/arena.ts.)
-      held.add(message.json as string)
+      held.add((message as TextMessage).json)
       if (!full) schedule()
     },
     remove(batch) {
       if (failed) return
-      for (const m of batch) held.delete(m.json as string)
+      for (const m of batch) held.delete((m as TextMessage).json)
       schedule()
     },
     // Hidden or leaving before our lock was granted (a task or more after it was asked for): we

@@ -30,6 +30,21 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
   return { json, bytes }
 }
 
+/**
+ * The checks of `serializeMessage` for a message whose text is `ownJson` (an object's JSON, the
+ * caller's fields) with `stamped` (more fields, ASCII, nested at most 3 deep, no `{}`, closing the
+ * object) written after them: on `ownJson` alone, so the whole text never needs to be flat. The
+ * text's UTF-8 length. Node only (../client/build-message.ts).
+ */
+export function checkParts(message: Record<string, unknown>, ownJson: string, stamped: string): number {
+  if (tooDeep(ownJson, MAX_DEPTH)) throw tooDeepError(message)
+  if (ownJson.includes('{}')) refuseCollections(message, '')
+  // `{…}` becomes `{…,` (the same bytes), and `{}` becomes `{`.
+  const bytes = (ownJson.length > 2 ? utf8ByteLength(ownJson) : 1) + stamped.length
+  if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
+  return bytes
+}
+
 /** `JSON.stringify`, with each `bigint` written as its digits. Rethrows what has another cause. */
 function stringifyWithBigInts(message: Record<string, unknown>, firstError: unknown): string {
   // A NUL-led marker with a random nonce, which JSON writes as `\u0000…`: no caller's string matches it.

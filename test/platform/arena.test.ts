@@ -1,12 +1,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { hold, heldBody, heldText, release, releaseBody, type Held } from '../../src/platform/arena.js'
+import { heldBody, heldText, release, releaseBody, type Held } from '../../src/platform/arena.js'
 import { BodyBuilder } from '../../src/client/batcher.js'
 import type { QueuedMessage } from '../../src/client/build-message.js'
+import type { SentMessage } from '../../src/message/types.js'
 import { writingUntil } from '../../src/platform/transport.js'
+import { HeldQueue } from '../../src/platform/held-queue.js'
 
-/** A message held in the arena, as the client queues it. */
-const held = (json: string): QueuedMessage => ({ json: hold(json, Buffer.byteLength(json)), bytes: Buffer.byteLength(json) })
-const region = (m: QueuedMessage) => m.json as Held
+/** A message held in the arena, as the client queues it (a built message's text, without its parts), then taken. */
+const held = (json: string): QueuedMessage => {
+  const queue = new HeldQueue()
+  queue.hold({ message: {} as SentMessage, json, bytes: Buffer.byteLength(json) })
+  return queue.splice(0, 1)[0]
+}
+const region = (m: QueuedMessage) => m as Held
 
 afterEach(() => {
   vi.useRealTimers()
@@ -45,11 +51,11 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
     const a = held('{"n":1}')
     const b = held('{"n":2}')
     expect(region(b).slab).toBe(region(a).slab)
-    expect(region(b).at).toBe(region(a).at + region(a).length)
+    expect(region(b).at).toBe(region(a).at + region(a).bytes)
     release(region(a))
     // `b` still lives in it: the next message goes after it.
     const c = held('{"n":3}')
-    expect(region(c).at).toBe(region(b).at + region(b).length)
+    expect(region(c).at).toBe(region(b).at + region(b).bytes)
     release(region(b))
     release(region(c))
     // All released: written from the start again, over the old bytes.
@@ -62,7 +68,7 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
 
   it('gives a message larger than a slab one of its own, never reused for others', () => {
     const big = held(JSON.stringify({ p: 'x'.repeat(300 * 1024) }))
-    expect(region(big).slab.bytes.length).toBe(region(big).length)
+    expect(region(big).slab.bytes.length).toBe(region(big).bytes)
     const small = held('{"n":1}')
     expect(region(small).slab).not.toBe(region(big).slab)
     release(region(big))
