@@ -12,69 +12,38 @@
  *
  * Counters (pending, retrying, forwarded, failed, deduplicated) live in the server too, so every
  * process reads the same numbers; `counts()` answers from a snapshot refreshed in the background.
+ *
+ * This class is what the collector does with the queue: its writes, its counts and the drain at
+ * `close`. Opening BullMQ's parts (trying again until the server answers) and dropping them when
+ * the drain gives up on the server are `bullmq-connection.ts`.
  */
 import type { Logger } from '../../logger.js'
-import { messageOf } from '../../errors.js'
 import { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import type { QueueServer } from '../config.js'
-import { bullmqQueue, bullmqWorker, checkRedisDatabase, loadBullmq, reconnectDelay } from '../state/drivers.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
-import { reconcilePending, refreshCounts } from './pending-counts.js'
-import { CoalescedWrites } from './coalesced-writes.js'
 import { Pacer } from './pacer.js'
-import { addJobs, BATCH_JOB_OPTIONS, JobRunner, type NewJob } from './bullmq-jobs.js'
-import { workerErrors } from './worker-errors.js'
-import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
+import { BATCH_JOB_OPTIONS } from './bullmq-jobs.js'
+import { BullmqConnection, type Opened } from './bullmq-connection.js'
+import type { BatchJob } from './batch-merge.js'
 import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, writeDeadline, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type EnqueueOptions, type QueuedDelivery, type TraceSink } from './queue.js'
 
-type Bullmq = typeof import('bullmq')
-type Job = import('bullmq').Job
-type Queue = import('bullmq').Queue
-type Worker = import('../state/bullmq-worker.js').CollectorWorker
-
-/** The BullMQ queue every collector shares. */
-export const QUEUE_NAME = 'isomorphic-analytics-deliveries'
-
-interface Opened {
-  bullmq: Bullmq
-  queue: Queue
-  worker: Worker
-  runner: JobRunner
-  counters: SharedState
-  /** `batch` jobs added by concurrent requests, together (`addJobs`). */
-  adds: CoalescedWrites<BatchJob>
-}
+export { QUEUE_NAME } from './bullmq-connection.js'
 
 export class BullmqQueue implements DeliveryQueue {
   readonly durable = true
-  readonly #server: QueueServer
   readonly #destinations: Map<string, WebhookDestination>
   readonly #maxPending: number
-  readonly #concurrency: number
-  readonly #tally: DeliveryTally
   readonly #log: Logger
   readonly #onError: (error: unknown) => void
-  readonly #counters: SharedState
-  readonly #traces: TraceSink | undefined
-  readonly #startAfter: Promise<unknown>
+  /** BullMQ's parts in the queue server: opened, and dropped when the drain gives up on it. */
+  readonly #connection: BullmqConnection
   readonly #ready: Promise<Opened>
-  /** What `#ready` resolved with, once it has. */
-  #opened: Opened | undefined
-  /** BullMQ's parts as soon as they exist (before they are connected), for `#disconnect`. */
-  #opening: { queue: Queue; worker: Worker } | undefined
-  /** The drain gave up waiting for the server: BullMQ's parts are dropped as soon as they exist. */
-  #abandoned = false
-  /** Drops the connection checking a Redis database (`checkRedisDatabase`). */
-  #dropProbe: (() => void) | undefined
-  /** Ends the wait before the next try to open (`#connect`), at `close`. */
-  #wake: (() => void) | undefined
   readonly #pacer: Pacer
   #snapshot: Record<string, number> = {}
-  #refresh: ReturnType<typeof setInterval> | undefined
   #closing: Promise<DrainOutcome> | undefined
   /** Aborted at the drain's bound: attempts still in flight are given up on. */
   readonly #stop = new Stop()
@@ -97,18 +66,27 @@ export class BullmqQueue implements DeliveryQueue {
      */
     startAfter?: Promise<unknown>
   }) {
-    this.#counters = options.counters
-    this.#startAfter = options.startAfter ?? Promise.resolve()
-    this.#traces = options.traces
-    this.#server = options.server
     this.#destinations = new Map(options.destinations)
     this.#maxPending = options.maxPending
-    this.#concurrency = options.concurrency
     this.#pacer = new Pacer(options.concurrency)
-    this.#tally = options.tally
     this.#log = options.log
     this.#onError = options.onError
-    this.#ready = this.#connect()
+    this.#connection = new BullmqConnection({
+      server: options.server,
+      destinations: this.#destinations,
+      concurrency: options.concurrency,
+      tally: options.tally,
+      log: options.log,
+      counters: options.counters,
+      traces: options.traces,
+      startAfter: options.startAfter ?? Promise.resolve(),
+      pacer: this.#pacer,
+      stop: this.#stop,
+      report: (where, error) => this.#report(where, error),
+      closing: () => this.#closing !== undefined,
+      snapshot: (values) => (this.#snapshot = values),
+    })
+    this.#ready = this.#connection.connect()
     // BullMQ missing is for good: reported once; every enqueue then rejects with it (answered 500).
     this.#ready.catch((error) => this.#closing === undefined && this.#onError(error))
   }
@@ -116,100 +94,6 @@ export class BullmqQueue implements DeliveryQueue {
   /** Resolves once connected and working; rejects when BullMQ is missing, or at `close` before that. */
   async ready(): Promise<void> {
     await this.#ready
-  }
-
-  /**
-   * Opens the queue, trying again until it works, a second apart at most, each failure reported
-   * (once per 10 s while it repeats): a server away at start-up, a PostgreSQL database or role
-   * not created yet, a Redis that refuses the database. BullMQ keeps a failed first connection
-   * to PostgreSQL for good, so each try makes its parts anew; meanwhile senders are answered 503.
-   * Ends at `close`.
-   */
-  async #connect(): Promise<Opened> {
-    const bullmq = await loadBullmq(this.#server)
-    for (let times = 1; ; times++) {
-      try {
-        return await this.#open(bullmq)
-      } catch (error) {
-        this.#dropParts()
-        if (this.#closing !== undefined) throw error
-        this.#report('queue server', error as Error)
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, reconnectDelay(times))
-          this.#wake = () => (clearTimeout(timer), resolve())
-        })
-        if (this.#closing !== undefined) throw new Error('The collector closed before its queue server could be opened.')
-      }
-    }
-  }
-
-  async #open(bullmq: Bullmq): Promise<Opened> {
-    // Before any part of BullMQ connects (a refused SELECT leaves a client in database 0).
-    // A close() that came while the check was being set up drops it at once: it would wait for
-    // an unreachable server for ever.
-    await checkRedisDatabase(this.#server, (drop) => {
-      this.#dropProbe = drop
-      if (this.#closing !== undefined) drop()
-    })
-    if (this.#closing !== undefined) throw new Error('The collector closed before its queue server could be opened.')
-    const queue: Queue = bullmqQueue(bullmq, this.#server, QUEUE_NAME)
-    queue.on('error', (error) => this.#report('queue server', error))
-    const counters = this.#counters
-    const workerOptions = {
-      concurrency: this.#concurrency,
-      // A killed process's jobs go back to the others once its locks expire (renewed every 3 s
-      // while an attempt runs; an attempt takes at most the 5 s webhook timeout anyway).
-      lockDuration: 6_000,
-      stalledInterval: 3_000,
-      // Never fail a delivery for its process dying (PostgreSQL keeps this in an `integer`).
-      maxStalledCount: 1_000_000,
-      autorun: true,
-    }
-    const server = this.#server.kind
-    const add = (jobs: readonly NewJob[]) => addJobs(queue, jobs, server)
-    const runner = new JobRunner({
-      bullmq,
-      queue,
-      add,
-      destinations: this.#destinations,
-      counters,
-      tally: this.#tally,
-      log: this.#log,
-      report: (where, error) => this.#report(where, error),
-      traces: this.#traces,
-      closing: () => this.#closing !== undefined,
-      stop: this.#stop,
-      pacer: this.#pacer,
-    })
-    const startAfter = this.#startAfter
-    /** The jobs whose processor is running here (see `workerErrors`). */
-    const processing = new Set<string>()
-    const processor = async (job: Job, token?: string) => {
-      await startAfter
-      processing.add(job.id!)
-      try {
-        return await runner.process(job, token)
-      } finally {
-        processing.delete(job.id!)
-      }
-    }
-    const worker: Worker = bullmqWorker(bullmq, this.#server, QUEUE_NAME, processor, workerOptions)
-    this.#opening = { queue, worker }
-    // The drain gave up on the server while BullMQ was loading: these are dropped as made.
-    if (this.#abandoned) this.#disconnect()
-    worker.on('error', workerErrors(processing, (error) => this.#report('queue worker', error), this.#log))
-    // A job whose processing failed (the queue server's trouble, not a receiver's): a `batch` job
-    // runs again later, skipping what it marked settled.
-    worker.on('failed', (job, error) => this.#report(`queue job ${job?.name ?? ''}`, error))
-    worker.on('completed', (job) => runner.completed(job))
-    await queue.waitUntilReady()
-    await worker.waitUntilReady()
-    const failed = (error: unknown) => this.#log(`queue server counters: ${messageOf(error)}`)
-    await reconcilePending(queue, counters).catch(failed)
-    this.#snapshot = await counters.read()
-    this.#refresh = refreshCounts(queue, counters, (values) => (this.#snapshot = values), failed)
-    const adds = new CoalescedWrites<BatchJob>((jobs) => add(mergeBatchJobs(jobs)))
-    return (this.#opened = { bullmq, queue, worker, runner, counters, adds })
   }
 
   readonly #reportable = oncePer(10_000)
@@ -243,7 +127,7 @@ export class BullmqQueue implements DeliveryQueue {
     // One deadline for the connection and the write (a request's, when it has waited already).
     const by = options?.by ?? writeDeadline()
     // Once open, no bound (and no timer) for it on each request.
-    const { adds, counters } = this.#opened ?? (await writeInTime(this.#ready, { by }))
+    const { adds, counters } = this.#connection.opened ?? (await writeInTime(this.#ready, { by }))
     if (this.#closing !== undefined) throw new QueueUnavailableError('The collector is closing; deliveries are no longer taken.')
     const bySource = new Map<string, QueuedDelivery[]>()
     for (const d of deliveries) {
@@ -313,13 +197,12 @@ export class BullmqQueue implements DeliveryQueue {
 
   async #drain(timeoutMs: number): Promise<DrainOutcome> {
     const bound = Date.now() + timeoutMs
-    clearInterval(this.#refresh)
-    this.#wake?.()
+    this.#connection.stopRefreshing()
+    this.#connection.wake()
     // A queue server never reached within the bound: nothing was taken from it, nothing to wait for.
     const opened = (await valueWithin(this.#ready.catch(() => undefined), timeoutMs))?.value
     if (opened === undefined) {
-      this.#abandoned = true
-      this.#disconnect()
+      this.#connection.abandon()
       return { drained: true, pending: 0, stopped: 0, reached: false }
     }
     const { queue, worker, runner, counters } = opened
@@ -346,28 +229,7 @@ export class BullmqQueue implements DeliveryQueue {
       await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])
       await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
     })()
-    if (!(await settlesWithin(tidy, Math.max(0, teardownBy - Date.now())))) this.#disconnect()
+    if (!(await settlesWithin(tidy, Math.max(0, teardownBy - Date.now())))) this.#connection.disconnect()
     return { drained, pending: 0, stopped }
-  }
-
-  /**
-   * Drops BullMQ's connections at once (its `close` waits for a server that may not answer):
-   * `close(true)` first marks the parts closing (they stop retrying) and drops connections never
-   * made ready (`disconnect` waits for them to be). PostgreSQL: every socket goes (`PgSockets`).
-   */
-  #disconnect(): void {
-    this.#dropParts()
-    void this.#counters.close().catch(() => {})
-    this.#server.sockets?.drop()
-  }
-
-  /** Drops BullMQ's parts (those of a try to open that failed, or all of them at `#disconnect`). */
-  #dropParts(): void {
-    const { queue, worker } = this.#opening ?? {}
-    this.#opening = undefined
-    this.#dropProbe?.()
-    void worker?.close(true).catch(() => {})
-    void queue?.close().catch(() => {})
-    for (const part of [queue, worker]) void part?.disconnect().catch(() => {})
   }
 }
