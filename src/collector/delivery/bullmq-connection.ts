@@ -171,7 +171,9 @@ export class BullmqConnection {
     const failed = (error: unknown) => this.deps.log(`queue server counters: ${messageOf(error)}`)
     await reconcilePending(queue, counters).catch(failed)
     this.deps.snapshot(await counters.read())
-    this.#refresh = refreshCounts(queue, counters, this.deps.snapshot, failed)
+    // A close() that came while this opened has stopped the refreshing already (the drain's first
+    // step): none starts, or it would read closed connections for as long as the process lives.
+    if (!this.deps.closing()) this.#refresh = refreshCounts(queue, counters, this.deps.snapshot, failed)
     const adds = new CoalescedWrites<BatchJob>((jobs) => add(mergeBatchJobs(jobs)))
     return (this.#opened = { bullmq, queue, worker, runner, counters, adds })
   }

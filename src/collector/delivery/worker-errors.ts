@@ -1,4 +1,4 @@
-/** The durable collector's handler of its BullMQ worker's `error` events (see `bullmq-queue.ts`). */
+/** The durable collector's handler of its BullMQ worker's `error` events (the worker is made in `bullmq-connection.ts`). */
 import type { Logger } from '../../logger.js'
 
 /**
