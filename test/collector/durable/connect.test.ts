@@ -135,18 +135,26 @@ describe('a request made while the collector is still starting', () => {
     expect(Date.now() - sentAt).toBeLessThan(5_000 + 1_000)
   }
 
+  const admin = (path: string, body: unknown) => new Request(`http://collector${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token' },
+    body: JSON.stringify(body),
+  })
+  /** A deletion and an audience sync, answered as ingest is while the queue server cannot be used. */
+  const adminRequests = () => [admin('/v1/deletions', { userId: 'u-1' }), admin('/v1/audiences', { source: 'web', audience: 'buyers', members: ['u-1', 'u-2'] })]
+
   const batch = (from: number) => new Request('http://collector/v1/batch', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Basic ${btoa('KEY:')}` },
     body: batchText(from, 5),
   })
 
-  it('Redis unreachable: 503 within 5 s, not 5 s for the bus and the saved settings and then 5 s for the write', async () => {
+  it('Redis unreachable: 503 within 5 s, not 5 s for the bus and the saved settings and then 5 s for the write (the admin requests too)', async () => {
     const collector = startedNow(`redis://127.0.0.1:${await freePort()}`)
-    await answeredInTime(collector, batch(83_000))
+    await Promise.all([batch(83_000), ...adminRequests()].map((request) => answeredInTime(collector, request)))
   }, 30_000)
 
-  it('a Redis that accepts connections and never answers: ingest and GET /v1/stats are answered 503 within 5 s, not held for as long as it is frozen', async () => {
+  it('a Redis that accepts connections and never answers: ingest, GET /v1/stats and the admin requests are answered 503 within 5 s, not held for as long as it is frozen', async () => {
     const redis = await startRedis()
     try {
       redis.freeze(true)
@@ -154,6 +162,7 @@ describe('a request made while the collector is still starting', () => {
       await Promise.all([
         answeredInTime(collector, batch(83_100)),
         answeredInTime(collector, new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token' } })),
+        ...adminRequests().map((request) => answeredInTime(collector, request)),
       ])
     } finally {
       redis.freeze(false)
