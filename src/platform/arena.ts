@@ -38,8 +38,8 @@ export interface Slab {
 }
 
 /**
- * A region of a slab: a queued message's JSON text (the queue's entry itself: one object a
- * message, see ../client/build-message.ts `QueuedMessage`), or a request body.
+ * A region of a slab: a message's JSON text, as its batch carries it (../client/build-message.ts
+ * `QueuedMessage`; made when the batch is cut, ./held-queue.ts), or a request body.
  */
 export interface Held {
   readonly slab: Slab
@@ -90,7 +90,8 @@ interface Writes {
 
 /**
  * `slab.write(text, at, length, ascii ? 'latin1' : 'utf8')`, through the method behind it where
- * there is one: that skips `write`'s argument checks, a fifth of what holding a message costs.
+ * there is one, skipping `write`'s argument checks (its JavaScript alone was 0.27 µs a call in a
+ * CPU profile of a loop of `track()` calls, `node --no-turbo-inlining --cpu-prof`).
  */
 function write(slab: Buffer, text: string, at: number, length: number, ascii: boolean): number {
   const method = ascii ? (slab as Writes).latin1Write : (slab as Writes).utf8Write
