@@ -43,7 +43,7 @@ export class HeldQueue {
     this.#sizes[i] = built.bytes * 2 + (built.bytes === built.json.length ? 1 : 0)
   }
 
-  /** Removes `count` messages from `start` on (as `Array#splice` does), and gives them as held regions. */
+  /** Removes `count` messages from `start` on (as `Array#splice` does, for a `start` of 0 or more), and gives them as held regions. */
   splice(start: number, count = this.length - start): Held[] {
     const from = this.#head + Math.max(0, Math.min(start, this.length))
     const to = Math.min(from + Math.max(0, count), this.#tail)
