@@ -2,7 +2,7 @@
  * Durable mode: the `batch` jobs of requests written to the queue server together (see
  * `CoalescedWrites`), merged into fewer.
  */
-import type { BATCH_JOB_OPTIONS, BatchData } from './bullmq-jobs.js'
+import type { BATCH_JOB_OPTIONS, BatchData } from './bullmq-job-data.js'
 
 export type BatchJob = { name: 'batch'; data: BatchData; opts: typeof BATCH_JOB_OPTIONS }
 

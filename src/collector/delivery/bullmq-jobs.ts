@@ -27,13 +27,17 @@
  * A delivery with a `traceId` reports each attempt, retry and its outcome to the `TraceSink`,
  * whichever process makes them, and the outcome of each URL that answers after another one
  * delivered it (after the job has completed; a closing process waits for those, `LateOutcomes`).
+ *
+ * The jobs' data and options, and adding them to the server, are `bullmq-job-data.ts`; which
+ * payloads of a `batch` job are duplicates (its claims) is `batch-claims.ts`.
  */
 import { count, type Logger } from '../../logger.js'
 import type { Stop } from '../../transport/stop.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
-import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { Mark, SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'
+import { claimIds } from './batch-claims.js'
+import { JOB_OPTIONS, type BatchData, type DeliverData, type DeliverJob, type NewJob } from './bullmq-job-data.js'
 import { CoalescedWrites } from './coalesced-writes.js'
 import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
@@ -44,33 +48,13 @@ type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 type Bullmq = typeof import('bullmq')
 
+export { addJobs, BATCH_JOB_OPTIONS, JOB_OPTIONS, type BatchData, type DeliverData, type NewJob } from './bullmq-job-data.js'
+
 /**
  * How long a `batch` job's settled marks are kept when its process died before dropping them: a
  * job resumed within a week (every collector stopped meanwhile) still skips what it settled.
  */
 export const SETTLED_TTL_MS = 7 * 24 * 3600_000
-
-export interface BatchData {
-  s: string
-  /** Each delivery: its type, exact body, its messageId (messages only) and its traceId (when traced). */
-  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null]>
-}
-
-export interface DeliverData {
-  s: string
-  t: string
-  b: string
-  /** Attempts made so far. */
-  n: number
-  /** When the first attempt started (ms since epoch), once one has failed. */
-  f?: number
-  /** URLs (indexes) the next attempt goes to, after a partial failure. */
-  u?: number[]
-  /** The delivery's traceId, when its progress is reported (`TraceSink`). */
-  r?: string
-  /** When its retry is due (ms since epoch): scheduled to start inside the retry window. */
-  d?: number
-}
 
 /**
  * How late a retry may be taken from the queue server after it came due and still be attempted,
@@ -79,32 +63,7 @@ export interface DeliverData {
  */
 const PICKUP_GRACE_MS = 1_000
 
-/** Options of every job the collector adds. */
-export const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 1000 } as const
-
-/** What a `batch` job is added with: a processor error (queue server trouble) re-runs it later. */
-export const BATCH_JOB_OPTIONS = { ...JOB_OPTIONS, attempts: 1000, backoff: { type: 'fixed', delay: 1000 } } as const
-
 type Outcome = { retry: DeliverData; delay: number } | undefined
-
-type DeliverJob = { name: 'deliver'; data: DeliverData; opts: object }
-
-/** A job to add: its name, data and options (as `Queue.add` takes them). */
-export type NewJob = { name: string; data: unknown; opts: object }
-
-/**
- * Adds `jobs` to the queue server the way that costs it least. One job: `add`. Several: on Redis
- * `addBulk` (one MULTI); on PostgreSQL one `add` each, side by side (BullMQ's pool). There BullMQ's
- * `addBulk` creates two temporary tables per call, about ten times the server's work of an `add`
- * (pg_stat_statements during the bench, 2026-11-25: 8 ms against 0.5 ms of execution per call);
- * the price is that a failure can leave some of the jobs added, which is what a sender's retry and
- * de-duplication by messageId are for.
- */
-export async function addJobs(queue: Queue, jobs: readonly NewJob[], server: 'redis' | 'postgres'): Promise<void> {
-  if (jobs.length === 1) await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts)
-  else if (server === 'redis') await queue.addBulk(jobs as NewJob[])
-  else await Promise.all(jobs.map((job) => queue.add(job.name, job.data, job.opts)))
-}
 
 /** A payload of a `batch` job settled: its mark, and the `deliver` job that retries it, if any. */
 interface Settled {
@@ -213,19 +172,7 @@ export class JobRunner {
     // Claims are made in the pacer's turn, as its first attempt is: not while ingest has the loop.
     await this.deps.pacer.turn()
     if (this.deps.closing()) return this.#handBack(job, token, 0)
-    // De-duplication: this job claims its ids (a re-run finds them still its own).
-    const ids = todo.flatMap((i) => (items[i][2] === null ? [] : [items[i][2]]))
-    const held = await this.deps.counters.claim(source, ids, String(job.id), DEDUP_TTL_MS)
-    // A messageId twice in one request: its first occurrence is the one delivered.
-    const firstIndex = new Map<string, number>()
-    items.forEach(([, , id], i) => id !== null && !firstIndex.has(id) && firstIndex.set(id, i))
-    const duplicates: number[] = []
-    const attempt: number[] = []
-    for (const i of todo) {
-      const id = items[i][2]
-      if (id === null || (held.has(id) && firstIndex.get(id) === i)) attempt.push(i)
-      else duplicates.push(i)
-    }
+    const { attempt, duplicates } = await claimIds(this.deps.counters, source, String(job.id), items, todo)
     if (duplicates.length > 0) {
       // Marked too: a re-run does not count them again.
       await this.#settled.write(duplicates.map((i) => ({ mark: [key, i] })))
