@@ -71,7 +71,7 @@ interface Settled {
   retry?: DeliverJob
 }
 
-/** The key a `batch` job's marks are stored under: its id, and when it was added (ids can be reused after a queue is emptied). */
+/** The key a `batch` job's marks and claims are stored under: its id, and when it was added (ids can be reused after a queue is emptied). */
 const jobKey = (job: Job) => `${job.id}@${job.timestamp}`
 
 export class JobRunner {
@@ -172,7 +172,8 @@ export class JobRunner {
     // Claims are made in the pacer's turn, as its first attempt is: not while ingest has the loop.
     await this.deps.pacer.turn()
     if (this.deps.closing()) return this.#handBack(job, token, 0)
-    const { attempt, duplicates } = await claimIds(this.deps.counters, source, String(job.id), items, todo)
+    // Owned by the job's key, not its id alone: an id used again (a queue emptied) is another job.
+    const { attempt, duplicates } = await claimIds(this.deps.counters, source, key, items, todo)
     if (duplicates.length > 0) {
       // Marked too: a re-run does not count them again.
       await this.#settled.write(duplicates.map((i) => ({ mark: [key, i] })))

@@ -109,8 +109,9 @@ export class SharedState {
   }
 
   /**
-   * Claims `messageIds` of `source` for `owner` (a job id) for `ttlMs`: resolves with those it
-   * holds (new, or already its own); the others were claimed by someone else (duplicates).
+   * Claims `messageIds` of `source` for `owner` (a job: its id and when it was added) for
+   * `ttlMs`: resolves with those it holds (new, or already its own); the others were claimed by
+   * someone else (duplicates).
    */
   async claim(source: string, messageIds: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
     if (messageIds.length === 0) return new Set()
