@@ -9,9 +9,10 @@
  * fault). Measured (2026-11-26, 2-core AMD EPYC, Node 20), heap kept per queued message after a
  * full collection: 105 B with an object per message and a flat string per message before the
  * arena copied it, 70 B with the parts only (../client/build-message.ts), 2–26 B with this queue.
- * With the three together, bench/peers.mjs `--part track --sdk ours` (the median of five loops of
- * 9,000 calls; eight processes each, interleaved with the build before): 3.86 → 3.48 µs a call;
- * `--part e2e --flush-at 100`: 11.1 → 10.3 CPU µs per delivered event.
+ * With this queue, the parts and the arena's direct writes (./arena.ts `write`) together,
+ * bench/peers.mjs `--part track --sdk ours` (the median of five loops of 9,000 calls; eight
+ * processes each, interleaved with the build before): 3.86 → 3.48 µs a call; `--part e2e
+ * --flush-at 100`: 11.1 → 10.3 CPU µs per delivered event.
  *
  * It offers the part of an array's interface the client uses on its queue (`length`, `splice`).
  */
