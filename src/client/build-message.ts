@@ -29,9 +29,8 @@ export interface TextMessage {
   bytes: number
 }
 
-/** A queued message's text (held ones are read back: for events and errors, rarely). */
-const queuedText = (m: QueuedMessage): string =>
-  (typeof __BROWSER__ === 'boolean' && __BROWSER__) || !('slab' in m) ? (m as TextMessage).json : heldText(m)
+/** Node only: a queued message's text (held ones are read back: for events and errors, rarely). */
+const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.json)
 
 /**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built

@@ -109,9 +109,8 @@ export class SharedState {
   }
 
   /**
-   * Claims `messageIds` of `source` for `owner` (a job: its id and when it was added) for
-   * `ttlMs`: resolves with those it holds (new, or already its own); the others were claimed by
-   * someone else (duplicates).
+   * Claims `messageIds` of `source` for `owner` (a job's id and when it was added) for `ttlMs`:
+   * those it holds (new, or already its own); the others are someone else's (duplicates).
    */
   async claim(source: string, messageIds: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
     if (messageIds.length === 0) return new Set()
