@@ -36,6 +36,8 @@ function buildRoutes(admin: boolean): Map<string, Route> {
   const routes = new Map<string, Route>([
     ['/v1/batch', { kind: 'ingest', body: 'batch' }],
     ['/v1/b', { kind: 'ingest', body: 'batch' }],
+    // Where analytics-ruby (and other clients of the older API) POSTs its batches: the same body.
+    ['/v1/import', { kind: 'ingest', body: 'batch' }],
     ['/beacon/v1/batch', { kind: 'ingest', body: 'batch', keyInQuery: true }],
     // analytics.js's own metrics (no write key): answered, counted, not forwarded.
     ['/v1/m', { kind: 'metrics' }],

@@ -1,8 +1,8 @@
 /**
- * `POST /v1/batch`, the single calls and RudderStack's beacon form (`/beacon/v1/batch?writeKey=`):
- * authenticate, read and validate the body (once, integers beyond 2^53 kept exact), and
- * hand each message that goes to the source's Webhooks destination to the delivery queue as the
- * exact text to forward (serialised once, here). The queue takes a request's deliveries as a
+ * `POST /v1/batch` (and `/v1/import`), the single calls and RudderStack's beacon form
+ * (`/beacon/v1/batch?writeKey=`): authenticate, read and validate the body (once, integers beyond
+ * 2^53 kept exact), and hand each message that goes to the source's Webhooks destination to the
+ * delivery queue as the exact text to forward (serialised once, here). The queue takes a request's deliveries as a
  * unit or refuses them all (503 with Retry-After: the sender retries later); 200 is answered only
  * once the queue holds them.
  */

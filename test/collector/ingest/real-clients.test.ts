@@ -1,7 +1,8 @@
 /**
  * What real clients of the tracking API need from the collector: integers beyond 2^53 forwarded
  * digit for digit (and signed as sent), event time by the API's rules, and their ways in
- * (analytics.js's `/v1/m`, RudderStack's form-encoded gzip and its beacon `?writeKey=`).
+ * (analytics.js's `/v1/m`, analytics-ruby's `/v1/import`, RudderStack's form-encoded gzip and its
+ * beacon `?writeKey=`).
  */
 import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -65,6 +66,21 @@ describe("the vendor's Python and Ruby libraries: `null` for what the caller lef
     expect(second).toMatchObject({ type: 'page', anonymousId: 'rb-anon', properties: {}, context: {} })
     expect(second).not.toHaveProperty('userId')
     expect(second).not.toHaveProperty('name')
+  })
+
+  it("takes analytics-ruby's batches where it posts them, /v1/import, as /v1/batch", async () => {
+    const { collector, calls } = forwardingCollector()
+    // analytics-ruby's Defaults::Request::PATH: its transport POSTs `{ batch, sentAt }` there.
+    const page = { type: 'page', userId: null, anonymousId: 'rb-anon', name: 'Home', properties: { n: '@max' }, context: { library: { name: 'analytics-ruby', version: '2.5.0' } }, timestamp: '2026-11-25T10:00:00.123+00:00', messageId: 'rb-import-1' }
+    const text = rawBody({ batch: [page, { ...page, messageId: 'rb-import-2' }], sentAt: '2026-11-25T10:00:01.000+00:00' }, { max: INT64_MAX })
+    const response = await collector.fetch(post(text, { path: '/v1/import' }))
+    expect(response.status).toBe(200)
+    await until(() => calls.length === 2, 'delivery')
+    expect(calls.map((call) => call.json.messageId)).toEqual(['rb-import-1', 'rb-import-2'])
+    expect(calls[0].body).toContain(`"properties":{"n":${INT64_MAX}}`)
+    expect(await verifySignature(calls[0].body, calls[0].headers['x-signature'], 'shh')).toBe(true)
+    // Its key is checked as on /v1/batch.
+    expect((await collector.fetch(post(text, { path: '/v1/import', key: 'wrong-key' }))).status).toBe(401)
   })
 
   it("reads analytics-ruby's numeric ids as their digits, int64 ones exactly", async () => {
