@@ -23,9 +23,12 @@
  * in one statement per write, expired rows deleted with the expired claims.
  */
 import type { QueueServer } from '../config.js'
-import { createTables, loadPg, loadRedis, pgOptions, quitRedis, REDIS_CLIENT_OPTIONS } from './drivers.js'
+import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
+import { PostgresStore, TABLES } from './postgres-store.js'
+import { RedisStore } from './redis-store.js'
 
-interface Store {
+/** What the state needs of its server: ./redis-store.ts and ./postgres-store.ts. */
+export interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
   read(): Promise<Record<string, number>>
   getMembers(key: string): Promise<string[] | undefined>
@@ -37,12 +40,6 @@ interface Store {
   forget(jobs: readonly JobSize[]): Promise<void>
   close(): Promise<void>
 }
-
-const PREFIX = 'isomorphic-analytics'
-const TABLE = 'isomorphic_analytics_counters'
-const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
-const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
-const SETTLED_TABLE = 'isomorphic_analytics_settled'
 
 /** A `batch` job (its key) and one of its payloads (index in the job). */
 export type Mark = readonly [job: string, index: number]
@@ -139,141 +136,6 @@ export class SharedState {
   }
 }
 
-const settledKey = (job: string, index: number) => `${PREFIX}:settled:${job}:${index}`
-
-class RedisStore implements Store {
-  constructor(private readonly redis: import('ioredis').Redis) {}
-
-  async write(deltas: ReadonlyMap<string, number>): Promise<void> {
-    const pipeline = this.redis.pipeline()
-    for (const [key, delta] of deltas) pipeline.hincrby(`${PREFIX}:counters`, key, delta)
-    await pipeline.exec()
-  }
-
-  async read(): Promise<Record<string, number>> {
-    const all = await this.redis.hgetall(`${PREFIX}:counters`)
-    return Object.fromEntries(Object.entries(all).map(([k, v]) => [k, Number(v)]))
-  }
-
-  async getMembers(key: string): Promise<string[] | undefined> {
-    const text = await this.redis.hget(`${PREFIX}:memberships`, key)
-    return text === null ? undefined : (JSON.parse(text) as string[])
-  }
-
-  async setMembers(key: string, members: readonly string[]): Promise<void> {
-    await this.redis.hset(`${PREFIX}:memberships`, key, JSON.stringify(members))
-  }
-
-  async claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
-    const pipeline = this.redis.pipeline()
-    for (const key of keys) pipeline.set(`${PREFIX}:id:${key}`, owner, 'PX', ttlMs, 'NX', 'GET')
-    const replies = (await pipeline.exec()) ?? []
-    const held = new Set<string>()
-    replies.forEach(([error, previous], i) => {
-      if (error) throw error
-      if (previous === null || previous === owner) held.add(keys[i])
-    })
-    return held
-  }
-
-  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
-    const pipeline = this.redis.pipeline()
-    for (const [job, index] of marks) pipeline.set(settledKey(job, index), '1', 'PX', ttlMs)
-    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
-  }
-
-  async settledOf(job: string, count: number): Promise<Set<number>> {
-    if (count === 0) return new Set()
-    const values = await this.redis.mget(Array.from({ length: count }, (_, i) => settledKey(job, i)))
-    return new Set(values.flatMap((value, i) => (value === null ? [] : [i])))
-  }
-
-  async forget(jobs: readonly JobSize[]): Promise<void> {
-    const keys = jobs.flatMap(([job, count]) => Array.from({ length: count }, (_, i) => settledKey(job, i)))
-    if (keys.length > 0) await this.redis.unlink(keys)
-  }
-
-  async close(): Promise<void> {
-    await quitRedis(this.redis)
-  }
-}
-
-class PostgresStore implements Store {
-  constructor(private readonly pool: import('pg').Pool) {}
-
-  async write(deltas: ReadonlyMap<string, number>): Promise<void> {
-    const keys = [...deltas.keys()]
-    await this.pool.query(
-      `INSERT INTO ${TABLE} (key, value) SELECT * FROM unnest($1::text[], $2::bigint[])
-       ON CONFLICT (key) DO UPDATE SET value = ${TABLE}.value + excluded.value`,
-      [keys, keys.map((k) => deltas.get(k))],
-    )
-  }
-
-  async read(): Promise<Record<string, number>> {
-    const { rows } = await this.pool.query<{ key: string; value: string }>(`SELECT key, value FROM ${TABLE}`)
-    return Object.fromEntries(rows.map((r) => [r.key, Number(r.value)]))
-  }
-
-  async getMembers(key: string): Promise<string[] | undefined> {
-    const { rows } = await this.pool.query<{ members: string[] }>(`SELECT members FROM ${MEMBERS_TABLE} WHERE key = $1`, [key])
-    return rows[0]?.members
-  }
-
-  async setMembers(key: string, members: readonly string[]): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO ${MEMBERS_TABLE} (key, members) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET members = excluded.members`,
-      [key, JSON.stringify(members)],
-    )
-  }
-
-  #sweptAt = 0
-
-  /** About once a minute: expired claims and settled marks are deleted. */
-  async #sweep(now: number): Promise<void> {
-    if (now - this.#sweptAt <= 60_000) return
-    this.#sweptAt = now
-    await this.pool.query(`DELETE FROM ${CLAIMS_TABLE} WHERE expires_at < $1`, [now])
-    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE expires_at < $1`, [now])
-  }
-
-  async claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
-    const now = Date.now()
-    await this.#sweep(now)
-    const { rows } = await this.pool.query<{ key: string }>(
-      `INSERT INTO ${CLAIMS_TABLE} (key, owner, expires_at) SELECT k, $2, $3 FROM unnest($1::text[]) AS k
-       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE ${CLAIMS_TABLE}.expires_at < $4 OR ${CLAIMS_TABLE}.owner = excluded.owner
-       RETURNING key`,
-      [keys, owner, now + ttlMs, now],
-    )
-    return new Set(rows.map((r) => r.key))
-  }
-
-  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
-    const now = Date.now()
-    await this.#sweep(now)
-    await this.pool.query(
-      `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at) SELECT j, i, $3 FROM unnest($1::text[], $2::integer[]) AS m (j, i)
-       ON CONFLICT (job, payload) DO NOTHING`,
-      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs],
-    )
-  }
-
-  async settledOf(job: string, count: number): Promise<Set<number>> {
-    const { rows } = await this.pool.query<{ payload: number }>(`SELECT payload FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
-    return new Set(rows.map((r) => r.payload))
-  }
-
-  async forget(jobs: readonly JobSize[]): Promise<void> {
-    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE job = ANY($1::text[])`, [jobs.map(([job]) => job)])
-  }
-
-  async close(): Promise<void> {
-    await this.pool.end()
-  }
-}
-
 async function openStore(server: QueueServer): Promise<Store> {
   if (server.kind === 'redis') {
     const Redis = await loadRedis()
@@ -289,12 +151,7 @@ async function openStore(server: QueueServer): Promise<Store> {
   // 'error' without a listener would end the process; the queries that fail are reported by
   // their callers, and the pool replaces the client.
   pool.on('error', () => {})
-  await createTables((sql) => pool.query(sql), [
-    `CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, value bigint NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
-  ]).catch(async (error: unknown) => {
+  await createTables((sql) => pool.query(sql), TABLES).catch(async (error: unknown) => {
     // Tried again with a new pool (`SharedState#store`).
     await pool.end().catch(() => {})
     throw error

@@ -1,0 +1,95 @@
+/**
+ * The shared state (./shared-state.ts) in PostgreSQL tables, made at first use (`TABLES`):
+ * counters, memberships, claimed messageIds and settled marks, the last two with their expiry
+ * (expired rows are deleted about once a minute).
+ */
+import type { JobSize, Mark, Store } from './shared-state.js'
+
+const TABLE = 'isomorphic_analytics_counters'
+const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
+const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
+const SETTLED_TABLE = 'isomorphic_analytics_settled'
+
+/** The tables, created if missing when the store opens. */
+export const TABLES = [
+  `CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, value bigint NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
+]
+
+export class PostgresStore implements Store {
+  constructor(private readonly pool: import('pg').Pool) {}
+
+  async write(deltas: ReadonlyMap<string, number>): Promise<void> {
+    const keys = [...deltas.keys()]
+    await this.pool.query(
+      `INSERT INTO ${TABLE} (key, value) SELECT * FROM unnest($1::text[], $2::bigint[])
+       ON CONFLICT (key) DO UPDATE SET value = ${TABLE}.value + excluded.value`,
+      [keys, keys.map((k) => deltas.get(k))],
+    )
+  }
+
+  async read(): Promise<Record<string, number>> {
+    const { rows } = await this.pool.query<{ key: string; value: string }>(`SELECT key, value FROM ${TABLE}`)
+    return Object.fromEntries(rows.map((r) => [r.key, Number(r.value)]))
+  }
+
+  async getMembers(key: string): Promise<string[] | undefined> {
+    const { rows } = await this.pool.query<{ members: string[] }>(`SELECT members FROM ${MEMBERS_TABLE} WHERE key = $1`, [key])
+    return rows[0]?.members
+  }
+
+  async setMembers(key: string, members: readonly string[]): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${MEMBERS_TABLE} (key, members) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET members = excluded.members`,
+      [key, JSON.stringify(members)],
+    )
+  }
+
+  #sweptAt = 0
+
+  /** About once a minute: expired claims and settled marks are deleted. */
+  async #sweep(now: number): Promise<void> {
+    if (now - this.#sweptAt <= 60_000) return
+    this.#sweptAt = now
+    await this.pool.query(`DELETE FROM ${CLAIMS_TABLE} WHERE expires_at < $1`, [now])
+    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE expires_at < $1`, [now])
+  }
+
+  async claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
+    const now = Date.now()
+    await this.#sweep(now)
+    const { rows } = await this.pool.query<{ key: string }>(
+      `INSERT INTO ${CLAIMS_TABLE} (key, owner, expires_at) SELECT k, $2, $3 FROM unnest($1::text[]) AS k
+       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE ${CLAIMS_TABLE}.expires_at < $4 OR ${CLAIMS_TABLE}.owner = excluded.owner
+       RETURNING key`,
+      [keys, owner, now + ttlMs, now],
+    )
+    return new Set(rows.map((r) => r.key))
+  }
+
+  async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
+    const now = Date.now()
+    await this.#sweep(now)
+    await this.pool.query(
+      `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at) SELECT j, i, $3 FROM unnest($1::text[], $2::integer[]) AS m (j, i)
+       ON CONFLICT (job, payload) DO NOTHING`,
+      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs],
+    )
+  }
+
+  async settledOf(job: string, count: number): Promise<Set<number>> {
+    const { rows } = await this.pool.query<{ payload: number }>(`SELECT payload FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
+    return new Set(rows.map((r) => r.payload))
+  }
+
+  async forget(jobs: readonly JobSize[]): Promise<void> {
+    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE job = ANY($1::text[])`, [jobs.map(([job]) => job)])
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+}
