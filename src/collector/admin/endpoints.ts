@@ -11,6 +11,7 @@ import { parseJson } from '../ingest/parse.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
 import type { StatsReport } from './stats.js'
 import { NoRoomError, type Dispatch } from './dispatch.js'
+import { AudienceBusyError } from '../state/memberships.js'
 import type { AudienceSyncRequest, DeletionRequest } from './requests.js'
 
 export type AdminRoute = 'deletions' | 'audiences' | 'stats'
@@ -34,7 +35,8 @@ const QUEUED_WAIT_MS = 5_000
  * backlog limit (it keeps going in the background); an audience sync still waiting then for an
  * earlier sync of that audience to be queued (its turn) is answered without `sent`, not yet
  * known. With a queue server, only once every payload is there: what found no room in time is
- * answered 503 `BACKLOG_FULL` (Retry-After), the queue server away 503 `QUEUE_UNAVAILABLE`.
+ * answered 503 `BACKLOG_FULL` (Retry-After), the queue server away 503 `QUEUE_UNAVAILABLE`, a
+ * sync of the audience on another process still under way after 10 s 503 `AUDIENCE_BUSY`.
  * `GET /v1/stats`.
  */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
@@ -79,6 +81,7 @@ export async function handleAdmin(route: AdminRoute, request: Request, context: 
   } catch (error) {
     if (error instanceof NoRoomError) throw retryLater(error.closing ? 'CLOSED' : 'BACKLOG_FULL', `${error.message} Retry later.`)
     if (error instanceof QueueUnavailableError) throw retryLater('QUEUE_UNAVAILABLE', `${error.message} Retry later.`)
+    if (error instanceof AudienceBusyError) throw retryLater('AUDIENCE_BUSY', `${error.message} Retry later.`)
     throw fromMessageError(error, '') ?? error
   }
 }

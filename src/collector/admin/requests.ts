@@ -118,7 +118,8 @@ function inTurn(turns: Map<string, Promise<void>>, key: string, start: () => Pro
  * one sent again, sends the rest); a source without
  * an enabled destination sends nothing and remembers nothing. Syncs of one audience take turns:
  * one started before the previous one is queued (an `await` of this promise does not wait for
- * that) waits for it, and diffs against the membership it leaves.
+ * that) waits for it, and diffs against the membership it leaves; with a queue server, on every
+ * process sharing it (`MembershipStore#turn`).
  */
 export async function syncAudience(state: AdminState, input: AudienceSyncRequest): Promise<Dispatch> {
   const { byName, memberships } = state
@@ -135,14 +136,25 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
   changes(audience, [], [])
   return inTurn(state.turns, JSON.stringify([source.name, audience]), async () => {
     let previous: readonly string[] | undefined
+    // With a queue server, the turn among processes too: it ends once this sync's membership is
+    // remembered (or its sync failed), so the next one, here or elsewhere, diffs against it.
+    let endTurn: (() => Promise<void>) | undefined
     try {
+      endTurn = await memberships.turn?.(source.name, audience)
       previous = await memberships.get(source.name, audience)
     } catch (error) {
+      void endTurn?.().catch(() => {})
       // Said here too: over HTTP, a sync that waited its turn past the answer has no one else to tell.
       state.log(`${source.name}: audience ${JSON.stringify(audience)} not synced: ${(error as Error).message}`)
       throw error
     }
-    return send(state, [[source, changes(audience, previous ?? [], members)]], origin, (queued, all) =>
+    const dispatch = send(state, [[source, changes(audience, previous ?? [], members)]], origin, (queued, all) =>
       memberships.set(source.name, audience, all ? members : applied(previous ?? [], queued)))
+    if (endTurn) {
+      const end = endTurn
+      // A turn not ended (the server away) ends by itself (AUDIENCE_TURN_TTL_MS).
+      void dispatch.queued.then(end, end).catch((error: Error) => state.log(`${source.name}: audience ${JSON.stringify(audience)}: its turn not ended: ${error.message}`))
+    }
+    return dispatch
   })
 }

@@ -19,6 +19,7 @@ export type HttpErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'BACKLOG_FULL'
   | 'QUEUE_UNAVAILABLE'
+  | 'AUDIENCE_BUSY'
   | 'CONFLICT'
   | 'CLOSED'
   | 'INTERNAL'
@@ -54,9 +55,9 @@ export class HttpProblem extends Error {
 
 /**
  * A 503 its sender should retry, in 5 s (`Retry-After`): the backlog is full, the queue server is
- * away, or the collector is shutting down.
+ * away, the collector is shutting down, or another process is syncing the same audience.
  */
-export function retryLater(code: 'BACKLOG_FULL' | 'QUEUE_UNAVAILABLE' | 'CLOSED', message: string): HttpProblem {
+export function retryLater(code: 'BACKLOG_FULL' | 'QUEUE_UNAVAILABLE' | 'CLOSED' | 'AUDIENCE_BUSY', message: string): HttpProblem {
   return new HttpProblem(503, code, message, { headers: { 'retry-after': '5' } })
 }
 

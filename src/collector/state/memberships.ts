@@ -1,13 +1,33 @@
 /**
  * Audience memberships: the members each audience had at its last sync on a source, the base of
  * the next sync's diff. `MemoryMemberships` keeps them in this process; `SharedMemberships` in
- * the queue server, so a restart or another process diffs against the same base.
+ * the queue server, so a restart or another process diffs against the same base, and the syncs
+ * of one audience on several processes take turns (`turn`).
  */
 import type { SharedState } from './shared-state.js'
 
 export interface MembershipStore {
   get(source: string, audience: string): Promise<readonly string[] | undefined>
   set(source: string, audience: string, members: readonly string[]): Promise<void>
+  /**
+   * Several processes: waits until no other process is syncing the audience and takes its turn,
+   * ended by the function it resolves with (once the sync's membership is remembered). Rejects
+   * with an `AudienceBusyError` when another process held it `AUDIENCE_TURN_WAIT_MS`.
+   */
+  turn?(source: string, audience: string): Promise<() => Promise<void>>
+}
+
+/** How long a sync waits for another process's sync of its audience before it is refused. */
+export const AUDIENCE_TURN_WAIT_MS = 10_000
+/**
+ * How long a process holds an audience's turn at most: a sync waits for room 5 s at most (then
+ * fails, ending its turn), so only a process that died holding it reaches this.
+ */
+export const AUDIENCE_TURN_TTL_MS = 60_000
+
+/** Another process's sync of the audience did not end in time (answered 503, to be sent again). */
+export class AudienceBusyError extends Error {
+  override name = 'AudienceBusyError'
 }
 
 const keyOf = (source: string, audience: string) => JSON.stringify([source, audience])
@@ -25,7 +45,8 @@ export class MemoryMemberships implements MembershipStore {
 }
 
 export class SharedMemberships implements MembershipStore {
-  constructor(private readonly state: SharedState) {}
+  /** `turnWaitMs`: how long `turn` waits for another process's sync (tests shorten it). */
+  constructor(private readonly state: SharedState, private readonly turnWaitMs = AUDIENCE_TURN_WAIT_MS) {}
 
   get(source: string, audience: string): Promise<readonly string[] | undefined> {
     return this.state.getMembers(keyOf(source, audience))
@@ -33,5 +54,11 @@ export class SharedMemberships implements MembershipStore {
 
   set(source: string, audience: string, members: readonly string[]): Promise<void> {
     return this.state.setMembers(keyOf(source, audience), members)
+  }
+
+  async turn(source: string, audience: string): Promise<() => Promise<void>> {
+    const end = await this.state.turn(`audience:${keyOf(source, audience)}`, AUDIENCE_TURN_TTL_MS, this.turnWaitMs)
+    if (end) return end
+    throw new AudienceBusyError(`Source "${source}": audience ${JSON.stringify(audience)} is being synced by another collector process, still after ${this.turnWaitMs / 1000} s.`)
   }
 }

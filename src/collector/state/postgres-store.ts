@@ -1,7 +1,7 @@
 /**
  * The shared state (./shared-state.ts) in PostgreSQL tables, made at first use (`TABLES`):
  * counters, memberships, claimed messageIds and settled marks, the last two with their expiry
- * (expired rows are deleted about once a minute).
+ * (expired rows are deleted about once a minute), and turns under way.
  */
 import type { JobSize, Mark, Store } from './shared-state.js'
 
@@ -9,6 +9,7 @@ const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
 const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
 const SETTLED_TABLE = 'isomorphic_analytics_settled'
+const TURNS_TABLE = 'isomorphic_analytics_turns'
 
 /** The tables, created if missing when the store opens. */
 export const TABLES = [
@@ -16,6 +17,7 @@ export const TABLES = [
   `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
+  `CREATE TABLE IF NOT EXISTS ${TURNS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
 ]
 
 export class PostgresStore implements Store {
@@ -87,6 +89,22 @@ export class PostgresStore implements Store {
 
   async forget(jobs: readonly JobSize[]): Promise<void> {
     await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE job = ANY($1::text[])`, [jobs.map(([job]) => job)])
+  }
+
+  /** An expired turn is taken over; ended ones are deleted (the table holds turns under way). */
+  async takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now()
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO ${TURNS_TABLE} (key, owner, expires_at) VALUES ($1, $2, $3)
+       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE ${TURNS_TABLE}.expires_at < $4`,
+      [key, owner, now + ttlMs, now],
+    )
+    return rowCount === 1
+  }
+
+  async endTurn(key: string, owner: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${TURNS_TABLE} WHERE key = $1 AND owner = $2`, [key, owner])
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The shared state (./shared-state.ts) in Redis: the counters and memberships in two hashes, a
- * key per claimed messageId and per settled mark, each with its time to live.
+ * key per claimed messageId, per settled mark and per turn, each with its time to live.
  */
 import type { JobSize, Mark, Store } from './shared-state.js'
 import { quitRedis } from './drivers.js'
@@ -8,6 +8,9 @@ import { quitRedis } from './drivers.js'
 const PREFIX = 'isomorphic-analytics'
 
 const settledKey = (job: string, index: number) => `${PREFIX}:settled:${job}:${index}`
+
+/** Deletes a turn's key if its owner still holds it (one script: no other owner's turn is ended). */
+const END_TURN = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 export class RedisStore implements Store {
   constructor(private readonly redis: import('ioredis').Redis) {}
@@ -59,6 +62,14 @@ export class RedisStore implements Store {
   async forget(jobs: readonly JobSize[]): Promise<void> {
     const keys = jobs.flatMap(([job, count]) => Array.from({ length: count }, (_, i) => settledKey(job, i)))
     if (keys.length > 0) await this.redis.unlink(keys)
+  }
+
+  async takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(`${PREFIX}:turn:${key}`, owner, 'PX', ttlMs, 'NX')) === 'OK'
+  }
+
+  async endTurn(key: string, owner: string): Promise<void> {
+    await this.redis.eval(END_TURN, 1, `${PREFIX}:turn:${key}`, owner)
   }
 
   async close(): Promise<void> {

@@ -21,8 +21,14 @@
  * in flight (see `bullmq-jobs.ts`). Redis: one `SET key 1 PX ttl` per payload, pipelined, and one
  * `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job, payload) inserted and deleted
  * in one statement per write, expired rows deleted with the expired claims.
+ *
+ * Turns (`turn`): what one process at a time may do, such as an audience's sync (read the
+ * membership, queue the changes, write it): a key with its owner and a time to live, taken only
+ * when no other owner holds it (Redis `SET NX PX`; PostgreSQL an upsert that takes over only an
+ * expired row), and ended by its owner.
  */
 import type { QueueServer } from '../config.js'
+import { randomUUID } from '../../platform/runtime.js'
 import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'
@@ -38,8 +44,15 @@ export interface Store {
   settle(marks: readonly Mark[], ttlMs: number): Promise<void>
   settledOf(job: string, count: number): Promise<Set<number>>
   forget(jobs: readonly JobSize[]): Promise<void>
+  /** Takes the turn `key` for `owner` for `ttlMs`, unless another owner holds it: whether it did. */
+  takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean>
+  /** Ends `owner`'s turn `key` (nothing if it is no longer its own). */
+  endTurn(key: string, owner: string): Promise<void>
   close(): Promise<void>
 }
+
+/** How often a process waiting for a turn another one holds tries to take it. */
+const TURN_POLL_MS = 25
 
 /** A `batch` job (its key) and one of its payloads (index in the job). */
 export type Mark = readonly [job: string, index: number]
@@ -129,6 +142,22 @@ export class SharedState {
   /** Drops the marks of jobs that completed (each with its number of payloads). */
   async forget(jobs: readonly JobSize[]): Promise<void> {
     if (jobs.length > 0) await (await this.#store).forget(jobs)
+  }
+
+  /**
+   * Waits until no process holds the turn `key`, `waitMs` at most, and takes it for `ttlMs` at
+   * most (a process that dies holding it holds it no longer than that): the function that ends
+   * it, or `undefined` when another process held it all the while.
+   */
+  async turn(key: string, ttlMs: number, waitMs: number): Promise<(() => Promise<void>) | undefined> {
+    const owner = randomUUID()
+    const deadline = Date.now() + waitMs
+    const store = await this.#store
+    while (!(await store.takeTurn(key, owner, ttlMs))) {
+      if (Date.now() >= deadline) return undefined
+      await new Promise((resolve) => setTimeout(resolve, TURN_POLL_MS))
+    }
+    return () => store.endTurn(key, owner)
   }
 
   async close(): Promise<void> {
