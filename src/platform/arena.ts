@@ -35,6 +35,8 @@ export interface Slab {
   used: number
   /** Regions of it not yet released. */
   live: number
+  /** The next free slab kept for reuse, while this one is kept (see `keep`). */
+  next: Slab | undefined
 }
 
 /**
@@ -51,7 +53,13 @@ export interface Held {
 }
 
 let current: Slab | undefined
-const spare: Slab[] = []
+/**
+ * The free slabs kept, a list through their `next` (and how many): not an array, whose `pop()`
+ * in `room` was compiled for an empty array's kind of elements and deoptimised (with the
+ * client's `#accept` it is inlined in) once the first slab was kept (`node --trace-deopt`).
+ */
+let spare: Slab | undefined
+let spareCount = 0
 
 /**
  * Whether a client holds its messages here: with the transport that reads a body only until it
@@ -156,7 +164,20 @@ export function release(held: Held): void {
 
 /** A free slab is kept for the next, unless enough are (or it is not of the usual size). */
 function keep(slab: Slab): void {
-  if (slab.bytes.length === SLAB_BYTES && spare.length < SPARE_SLABS) spare.push(slab)
+  if (slab.bytes.length !== SLAB_BYTES || spareCount >= SPARE_SLABS) return
+  slab.next = spare
+  spare = slab
+  spareCount++
+}
+
+/** A kept free slab, or a new one. */
+function reuse(): Slab {
+  const slab = spare
+  if (slab === undefined) return newSlab(SLAB_BYTES)
+  spare = slab.next
+  slab.next = undefined
+  spareCount--
+  return slab
 }
 
 /** `length` bytes at the end of the current slab, or of a new (or spare) one, made current: where they start. */
@@ -165,7 +186,7 @@ function room(length: number): number {
   if (slab === undefined || slab.used + length > slab.bytes.length) {
     // The slab given up on is kept once free (see `release`), or now if free already.
     if (slab !== undefined && slab.live === 0) keep(slab)
-    slab = length <= SLAB_BYTES ? (spare.pop() ?? newSlab(SLAB_BYTES)) : newSlab(length)
+    slab = length <= SLAB_BYTES ? reuse() : newSlab(length)
     current = slab
   }
   const at = slab.used
@@ -174,4 +195,4 @@ function room(length: number): number {
   return at
 }
 
-const newSlab = (size: number): Slab => ({ bytes: Buffer.allocUnsafeSlow(size), used: 0, live: 0 })
+const newSlab = (size: number): Slab => ({ bytes: Buffer.allocUnsafeSlow(size), used: 0, live: 0, next: undefined })
