@@ -6,7 +6,6 @@
  */
 import { ConfigError } from './errors.js'
 
-
 /** Case, dashes and underscores do not count: `--writeKey`, `--write_key` and `--writekey` are `--write-key`. */
 const normalise = (name: string) => name.toLowerCase().replace(/[-_]/g, '')
 
@@ -23,14 +22,26 @@ function distance(a: string, b: string): number {
   return d[a.length][b.length]
 }
 
+/** Letters two names begin with alike (normalised). */
+const sharedStart = (a: string, b: string) => {
+  let i = 0
+  while (i < a.length && a[i] === b[i]) i++
+  return i
+}
+
 /**
- * The name in `known` that `typed` most likely meant: the same but for case, dashes and
+ * The name in `known` that `typed` most likely meant: the one `synonyms` gives for it (another
+ * library's name for the option: `host` → `endpoint`); the same but for case, dashes and
  * underscores; else one or two edits away (one for names of four letters or fewer); else the only
- * name with `typed` as one of its words (`--key` → `write-key`, `timeout` → `drainTimeout`).
+ * name with `typed` as one of its words (`--key` → `write-key`, `timeout` → `drainTimeout`); else
+ * the only one that begins as `typed` does for four letters and most of the shorter name
+ * (`hostname` → `host`, `maxBodySize` → `maxBodyBytes`).
  */
-export function closest(typed: string, known: readonly string[]): string | undefined {
+export function closest(typed: string, known: readonly string[], synonyms?: Readonly<Record<string, string>>): string | undefined {
   const wanted = normalise(typed)
   if (wanted === '') return undefined
+  const synonym = synonyms && Object.hasOwn(synonyms, typed) ? synonyms[typed] : undefined
+  if (synonym !== undefined && known.includes(synonym)) return synonym
   const same = known.find((name) => normalise(name) === wanted)
   if (same !== undefined) return same
   const limit = wanted.length <= 4 ? 1 : 2
@@ -42,7 +53,12 @@ export function closest(typed: string, known: readonly string[]): string | undef
   if (best !== undefined) return best.name
   const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().split(/[-_]/)
   const byWord = known.filter((name) => words(name).includes(typed.toLowerCase()))
-  return byWord.length === 1 ? byWord[0] : undefined
+  if (byWord.length > 0) return byWord.length === 1 ? byWord[0] : undefined
+  const byStart = known.filter((name) => {
+    const shared = sharedStart(wanted, normalise(name))
+    return shared >= 4 && shared / Math.min(wanted.length, normalise(name).length) > 0.6
+  })
+  return byStart.length === 1 ? byStart[0] : undefined
 }
 
 /**
@@ -50,14 +66,14 @@ export function closest(typed: string, known: readonly string[]): string | undef
  * known key it most likely meant as a path too, and every known key:
  * ``Unknown option `sources[0].writeky` (did you mean `sources[0].writeKey`?); known: writeKey, …``.
  */
-export function unknownOption(at: string, key: string, known: Iterable<string>): ConfigError {
+export function unknownOption(at: string, key: string, known: Iterable<string>, synonyms?: Readonly<Record<string, string>>): ConfigError {
   const names = [...known]
   const path = (name: string) => (at === '' ? name : `${at}.${name}`)
-  const guess = closest(key, names)
+  const guess = closest(key, names, synonyms)
   return new ConfigError(path(key), `Unknown option \`${path(key)}\`${guess === undefined ? '' : ` (did you mean \`${path(guess)}\`?)`}; known: ${names.join(', ')}.`)
 }
 
 /** Throws `unknownOption`'s error for the first key of `object` (at path `at`) that is not in `known`. */
-export function refuseUnknownKeys(object: object, known: ReadonlySet<string>, at: string): void {
-  for (const key of Object.keys(object)) if (!known.has(key)) throw unknownOption(at, key, known)
+export function refuseUnknownKeys(object: object, known: ReadonlySet<string>, at: string, synonyms?: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(object)) if (!known.has(key)) throw unknownOption(at, key, known, synonyms)
 }

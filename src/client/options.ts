@@ -112,6 +112,12 @@ const KNOWN = new Set([
   'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist',
 ])
 
+/**
+ * Other libraries' names for our options, guessed from (Node only): `host` (Segment's and
+ * PostHog's Node SDKs), `dataPlaneUrl` (RudderStack's), `apiHost`, `flushInterval`.
+ */
+const PEER_OPTIONS: Readonly<Record<string, string>> = { host: 'endpoint', dataPlaneUrl: 'endpoint', apiHost: 'endpoint', url: 'endpoint', flushInterval: 'flushAfter', maxEventsInBatch: 'flushAt' }
+
 type IntegerOption = 'flushAt' | 'size' | 'flushAfter' | 'maxRetries' | 'timeout' | 'maxQueueSize' | 'maxConcurrentRequests' | 'minRetryDelay' | 'maxRetryDelay'
 
 /** `input[name]`, an integer ≥ `min`, or `fallback` (by default, the option's default) when not given. */
@@ -216,7 +222,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   // the option alone, for size (as it leaves out `on()`'s guess).
   if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
     for (const key of Object.keys(input)) if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
-  } else refuseUnknownKeys(input, KNOWN, '')
+  } else refuseUnknownKeys(input, KNOWN, '', PEER_OPTIONS)
   const flushAt = integer(input, 'flushAt', 1)
   const size = integer(input, 'size', 1, flushAt)
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {

@@ -4,6 +4,7 @@
  * signature over the raw bytes before parsing anything, then hands the typed payload over.
  */
 import { loadExactJson, mayHoldLongInteger, parseExact } from '../message/exact-json.js'
+import { refuseUnknownKeys } from '../closest.js'
 import { ConfigError } from '../errors.js'
 import { readUpTo } from '../transport/read-stream.js'
 import { describe, isPlainObject } from '../message/validate.js'
@@ -28,6 +29,8 @@ export interface WebhookHandlerOptions {
 export type WebhookHandler = (request: Request) => Promise<Response>
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000
+
+const HANDLER_OPTIONS = new Set(['secret', 'onEvent', 'maxBodyBytes', 'onError'])
 
 function answer(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -80,6 +83,8 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   if (!isPlainObject(options)) {
     throw new ConfigError('options', `Expected the webhook handler options to be an object, got ${describe(options)}.`)
   }
+  // A typo (`onerror`, `maxBodySize`) would silently keep the default.
+  refuseUnknownKeys(options, HANDLER_OPTIONS, '')
   const { secret, onEvent } = options
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   if (typeof secret !== 'string' || secret === '') {

@@ -161,7 +161,15 @@ describe('closest', () => {
   it.each<[string, string | undefined]>([
     ['WRITE_KEY', 'write-key'], ['prot', 'port'], ['hots', 'host'], ['headers', 'header'], ['sharedsecert', 'shared-secret'],
     ['secret', 'shared-secret'], ['timeout', 'drain-timeout'], ['verbose', undefined], ['pot', 'port'], ['', undefined], ['x', undefined],
+    // Beginning alike, for four letters and most of the shorter name: the only such flag.
+    ['hostname', 'host'], ['webhooks-url', 'webhook'], ['progress', 'progress-interval'], ['admin', 'admin-token'], ['drain', 'drain-timeout'], ['wri', undefined],
   ])('%j → %j', (typed, expected) => {
     expect(closest(typed, flags)).toBe(expected)
+  })
+
+  it('takes a caller\'s synonyms (another library\'s name for an option) first, when the name is known', () => {
+    expect(closest('host', ['endpoint', 'host-name'], { host: 'endpoint' })).toBe('endpoint')
+    expect(closest('host', ['host-name'], { host: 'endpoint' })).toBe('host-name')
+    expect(closest('toString', ['endpoint'], {})).toBeUndefined()
   })
 })

@@ -246,13 +246,15 @@ describe('invalid option values throw ConfigError naming the option and the valu
   const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist'
 
   it('rejects an unknown option by name, with the known names', () => {
-    const error = configError(() => new Client('key', { flushInterval: 1000 } as never))
-    expect(error.option).toBe('flushInterval')
-    expect(error.message).toBe(`Unknown option \`flushInterval\`; known: ${KNOWN}.`)
+    const error = configError(() => new Client('key', { sampleRate: 0.5 } as never))
+    expect(error.option).toBe('sampleRate')
+    expect(error.message).toBe(`Unknown option \`sampleRate\`; known: ${KNOWN}.`)
   })
 
   // Before: "Unknown option `flushat`." alone, where createCollector, the testing kit and the CLI guess.
-  it.each([['flushat', 'flushAt'], ['max_retries', 'maxRetries'], ['endpiont', 'endpoint'], ['plaintext', 'plainText'], ['persistt', 'persist']])(
+  it.each([['flushat', 'flushAt'], ['max_retries', 'maxRetries'], ['endpiont', 'endpoint'], ['plaintext', 'plainText'], ['persistt', 'persist'],
+    // Other SDKs' names for them (Segment's and PostHog's Node SDKs, RudderStack's).
+    ['host', 'endpoint'], ['dataPlaneUrl', 'endpoint'], ['flushInterval', 'flushAfter'], ['maxEventsInBatch', 'flushAt']])(
     'a typo (%s) gets a guess (%s) and the known names', (typed, meant) => {
       const error = configError(() => new Client('key', { [typed]: 1 } as never))
       expect(error.option).toBe(typed)

@@ -161,6 +161,10 @@ describe('createWebhookHandler', () => {
       [{ secret: 's', onEvent: () => {}, maxBodyBytes: 0 }, 'maxBodyBytes'],
       [{ secret: 's', onEvent: () => {}, onError: 'log' }, 'onError'],
       [undefined, 'options'],
+      // A typo would keep the default silently: refused, with a guess.
+      [{ secret: 's', onEvent: () => {}, onerror: () => {} }, 'onerror'],
+      [{ secret: 's', onEvent: () => {}, maxBodySize: 10 }, 'maxBodySize'],
+      [{ secret: 's', onevent: () => {} }, 'onevent'],
     ]
     for (const [options, option] of cases) {
       let error: unknown
@@ -172,5 +176,6 @@ describe('createWebhookHandler', () => {
       expect(isConfigError(error), option).toBe(true)
       expect((error as { option: string }).option).toBe(option)
     }
+    expect(() => createWebhookHandler({ secret: 's', onEvent: () => {}, maxBodySize: 10 } as never)).toThrow('Unknown option `maxBodySize` (did you mean `maxBodyBytes`?); known: secret, onEvent, maxBodyBytes, onError.')
   })
 })

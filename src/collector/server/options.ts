@@ -4,6 +4,7 @@
  * number (`'8701x'`) as the name of a pipe: the server listened on a socket file of that name in
  * the working directory and said it was at `http://127.0.0.1:8701x`.
  */
+import { refuseUnknownKeys } from '../../closest.js'
 import { ConfigError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 
@@ -17,6 +18,9 @@ export interface ResolvedServerOptions {
 
 /** The defaults, as the README gives them. */
 export const SERVER_DEFAULTS = Object.freeze({ port: 8700, host: '127.0.0.1', maxHeaderSize: 16_384, requestTimeout: 30_000 })
+
+/** Every option: another is a typo (`Port`, `hostname`) that would listen on the default silently. */
+const KNOWN = new Set([...Object.keys(SERVER_DEFAULTS), 'onError'])
 
 function integer(option: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback
@@ -37,6 +41,7 @@ export function checkTarget(target: unknown, call: 'startServer' | 'createReques
 export function resolveServerOptions(input: unknown): ResolvedServerOptions {
   if (input === undefined) input = {}
   if (!isPlainObject(input)) throw new ConfigError('options', `Expected the options of \`startServer\` to be an object { port?, host?, … }, got ${describe(input)}.`)
+  refuseUnknownKeys(input, KNOWN, '')
   const { host, onError } = input
   if (host !== undefined && (typeof host !== 'string' || host.trim() === '')) {
     throw new ConfigError('host', `Expected \`host\` to be a host name or IP address (\`127.0.0.1\`, \`0.0.0.0\`, \`::\`), got ${describe(host)}.`)

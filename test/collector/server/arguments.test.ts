@@ -51,6 +51,12 @@ describe('startServer and createRequestListener arguments', () => {
     expect(await refusal(() => startServer(collector(), 8700 as never))).toMatchObject({ option: 'options' })
   })
 
+  it('an unknown option is a ConfigError with a guess, not a server listening on the default port or host', async () => {
+    expect(await refusal(() => startServer(collector(), { Port: 0 } as never))).toMatchObject({ option: 'Port', message: expect.stringMatching(/^Unknown option `Port` \(did you mean `port`\?\); known: port, host, maxHeaderSize, requestTimeout, onError\.$/) })
+    expect(await refusal(() => startServer(collector(), { port: 0, hostname: '0.0.0.0' } as never))).toMatchObject({ option: 'hostname', message: expect.stringContaining('(did you mean `host`?)') })
+    expect(await refusal(() => startServer(collector(), { prot: 1 } as never))).toMatchObject({ option: 'prot', message: expect.stringContaining('(did you mean `port`?)') })
+  })
+
   it('no collector is an error naming the argument', async () => {
     const expected = (call: string, got: string) =>
       `Expected the first argument of \`${call}\` to be a collector (\`createCollector(…)\`) or a fetch handler \`(request) => Promise<Response>\`, got ${got}.`
