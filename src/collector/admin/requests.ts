@@ -8,7 +8,7 @@ import { ValidationError, isValidationError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webhooks/index.js'
 import type { SourceRuntime } from '../sources.js'
-import type { MembershipStore } from '../state/memberships.js'
+import { AUDIENCE_TURN_TTL_MS, type MembershipStore } from '../state/memberships.js'
 import { send, type Dispatch, type Origin, type SendState } from './dispatch.js'
 
 export type { Dispatch } from './dispatch.js'
@@ -139,22 +139,25 @@ export async function syncAudience(state: AdminState, input: AudienceSyncRequest
     // With a queue server, the turn among processes too: it ends once this sync's membership is
     // remembered (or its sync failed), so the next one, here or elsewhere, diffs against it.
     let endTurn: (() => Promise<void>) | undefined
+    const end = () => endTurn?.().catch((error: Error) => state.log(`${source.name}: audience ${JSON.stringify(audience)}: its turn not ended (it ends by itself within ${AUDIENCE_TURN_TTL_MS / 1000} s): ${error.message}`))
     try {
       endTurn = await memberships.turn?.(source.name, audience)
       previous = await memberships.get(source.name, audience)
     } catch (error) {
-      void endTurn?.().catch(() => {})
+      void end()
       // Said here too: over HTTP, a sync that waited its turn past the answer has no one else to tell.
       state.log(`${source.name}: audience ${JSON.stringify(audience)} not synced: ${(error as Error).message}`)
       throw error
     }
-    const dispatch = send(state, [[source, changes(audience, previous ?? [], members)]], origin, (queued, all) =>
-      memberships.set(source.name, audience, all ? members : applied(previous ?? [], queued)))
-    if (endTurn) {
-      const end = endTurn
-      // A turn not ended (the server away) ends by itself (AUDIENCE_TURN_TTL_MS).
-      void dispatch.queued.then(end, end).catch((error: Error) => state.log(`${source.name}: audience ${JSON.stringify(audience)}: its turn not ended: ${error.message}`))
+    let dispatch: Dispatch
+    try {
+      dispatch = send(state, [[source, changes(audience, previous ?? [], members)]], origin, (queued, all) =>
+        memberships.set(source.name, audience, all ? members : applied(previous ?? [], queued)))
+    } catch (error) {
+      void end()
+      throw error
     }
+    void dispatch.queued.then(end, end)
     return dispatch
   })
 }
