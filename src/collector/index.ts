@@ -17,6 +17,7 @@ export type {
 } from './config.js'
 export type { SavedIf, SettingsStore, SourceView } from './console/settings.js'
 export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin/requests.js'
+export { AudienceBusyError } from './state/memberships.js'
 export type { AcceptedBatch } from './ingest/accept.js'
 export { integrationEnabled, WEBHOOKS_INTEGRATION } from './ingest/routing.js'
 export { HttpProblem, type HttpErrorCode } from './http/errors.js'

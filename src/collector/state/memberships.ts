@@ -25,9 +25,14 @@ export const AUDIENCE_TURN_WAIT_MS = 10_000
  */
 export const AUDIENCE_TURN_TTL_MS = 60_000
 
-/** Another process's sync of the audience did not end in time (answered 503, to be sent again). */
+/**
+ * Another process's sync of the audience did not end in time: `syncAudience` rejects with it
+ * (exported by `isomorphic-analytics/collector`); over HTTP it is 503 `AUDIENCE_BUSY`. Send the
+ * sync again later.
+ */
 export class AudienceBusyError extends Error {
   override name = 'AudienceBusyError'
+  readonly code = 'AUDIENCE_BUSY'
 }
 
 const keyOf = (source: string, audience: string) => JSON.stringify([source, audience])

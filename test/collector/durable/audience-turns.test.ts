@@ -10,7 +10,8 @@ import { createCollector, type Collector } from '../../../src/collector/index.js
 import { handleAdmin } from '../../../src/collector/admin/endpoints.js'
 import { HttpProblem } from '../../../src/collector/http/errors.js'
 import { resolveQueue } from '../../../src/collector/queue-server.js'
-import { AudienceBusyError, SharedMemberships } from '../../../src/collector/state/memberships.js'
+import { AudienceBusyError } from '../../../src/collector/index.js'
+import { SharedMemberships } from '../../../src/collector/state/memberships.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
 import { startPostgres, startRedis, type QueueServerProcess } from '../../helpers/queue-servers.js'
 import { SECRET, startReceiver, until } from './support.js'
@@ -102,6 +103,7 @@ describe.each([
     const memberships = new SharedMemberships(shared(server.url), 200)
     const refused = await memberships.turn('web', 'Gold').then(() => undefined, (error: unknown) => error)
     expect(refused).toBeInstanceOf(AudienceBusyError)
+    expect(refused).toMatchObject({ name: 'AudienceBusyError', code: 'AUDIENCE_BUSY' })
     expect((refused as Error).message).toBe('Source "web": audience "Gold" is being synced by another collector process, still after 0.2 s.')
     // Another audience is not held up.
     await (await memberships.turn('web', 'Silver'))()
