@@ -10,6 +10,14 @@ export const MAX_MESSAGE_BYTES = 32_000
 export const MAX_DEPTH = 100
 /** A request body (one batch) may be at most this many UTF-8 bytes, before any compression. */
 export const MAX_BATCH_BYTES = 500_000
+/**
+ * What the collector accepts: the service's own limits, 32 KiB a message and 500 KiB a request
+ * body, which the vendor's libraries fill up to (analytics-ruby, -java and Analytics.NET batch up
+ * to 512,000 bytes; the Node SDKs' events may be 32,768), above this client's (32,000 and 500,000,
+ * from the Go v2 library), so none of theirs is refused where the service would take it.
+ */
+export const INGEST_MAX_MESSAGE_BYTES = 32 * 1024
+export const INGEST_MAX_BODY_BYTES = 500 * 1024
 /** A browser's `fetch(…, { keepalive: true })` may carry at most this many body bytes in all. */
 export const KEEPALIVE_BODY_BYTES = 65_536
 

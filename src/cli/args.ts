@@ -44,7 +44,7 @@ Server:
                           collector on it: redis://… or postgres://… (default:
                           $ANALYTICS_QUEUE_URL, else this process's memory)
   --progress-interval MS  when output is not a terminal, print counts this
-                          often (default: 5000)
+                          often if they changed (default: 5000)
 
   -h, --help              show this help
   -v, --version           show the version

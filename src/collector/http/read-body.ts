@@ -4,7 +4,7 @@
  * inflated through `DecompressionStream` and the limit applies to the inflated size, so a gzip
  * bomb is refused after `limit` bytes of output, never inflated whole. Invalid UTF-8 is a 400.
  */
-import { MAX_BATCH_BYTES } from '../../limits.js'
+import { INGEST_MAX_BODY_BYTES } from '../../limits.js'
 import { messageOf } from '../../errors.js'
 import { HttpProblem, badRequest, payloadTooLarge } from './errors.js'
 import { heldRequestBody, type RequestHead } from './direct.js'
@@ -46,7 +46,7 @@ function inflate(body: ReadableStream<Uint8Array>, encoding: 'gzip' | 'deflate',
     .pipeThrough(new DecompressionStream(encoding) as unknown as TransformStream<Uint8Array, Uint8Array>)
 }
 
-export async function readBodyText(request: RequestHead, limit: number = MAX_BATCH_BYTES): Promise<string> {
+export async function readBodyText(request: RequestHead, limit: number = INGEST_MAX_BODY_BYTES): Promise<string> {
   const encoding = contentEncoding(request)
   const declared = Number(request.headers.get('content-length'))
   if (encoding === 'identity' && Number.isFinite(declared) && declared > limit) {

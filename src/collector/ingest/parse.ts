@@ -8,7 +8,7 @@
  * One bad message rejects the whole request (400 naming it, e.g. `batch[3].event`): a batch is
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
-import { MAX_DEPTH, MAX_MESSAGE_BYTES } from '../../limits.js'
+import { INGEST_MAX_MESSAGE_BYTES, MAX_DEPTH } from '../../limits.js'
 import { serializeMessage, tooDeep } from '../../message/serialize.js'
 import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
 import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
@@ -55,7 +55,7 @@ interface Envelope {
 }
 
 /**
- * Whether no message of the body `text` can pass the 32,000-byte limit or the depth limit, so the
+ * Whether no message of the body `text` can pass the 32,768-byte limit or the depth limit, so the
  * check of each (one `JSON.stringify` per message, beside the one of its payload) can be skipped.
  * A message is made of disjoint parts of the body (its entry, the envelope's `context` and
  * `integrations`) and its `type`; parsed JSON written again is no longer than its text, but for
@@ -64,7 +64,7 @@ interface Envelope {
  * UTF-16 unit, which leaves a wide margin. Small batches (a browser's, 20 events) pass.
  */
 export function withinMessageLimits(text: string, hasBigInt: boolean): boolean {
-  return !hasBigInt && text.length * 3 + 64 <= MAX_MESSAGE_BYTES && !/\d[eE]/.test(text) && !tooDeep(text, MAX_DEPTH)
+  return !hasBigInt && text.length * 3 + 64 <= INGEST_MAX_MESSAGE_BYTES && !/\d[eE]/.test(text) && !tooDeep(text, MAX_DEPTH)
 }
 
 /**
@@ -172,7 +172,7 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   return message as Message
 }
 
-/** The 32,000-byte and depth limits, on the message's exact JSON (a bigint counts its digits). */
+/** The 32,768-byte (32 KiB) and depth limits, on the message's exact JSON (a bigint counts its digits). */
 function checkSize(message: Record<string, unknown>, hasBigInt: boolean): void {
-  serializeMessage(message, MAX_MESSAGE_BYTES, hasBigInt ? stringifyExact(message, true) : undefined)
+  serializeMessage(message, INGEST_MAX_MESSAGE_BYTES, hasBigInt ? stringifyExact(message, true) : undefined)
 }

@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { messageOf } from '../../errors.js'
-import { MAX_BATCH_BYTES } from '../../limits.js'
+import { INGEST_MAX_BODY_BYTES } from '../../limits.js'
 import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
 import { JsonAnswer } from '../http/errors.js'
 import { guardReport } from '../guard-report.js'
@@ -76,7 +76,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /** Bodies up to this many bytes (declared by `Content-Length`) are read whole before the handler runs. */
-const HELD_BODY_LIMIT = MAX_BATCH_BYTES
+const HELD_BODY_LIMIT = INGEST_MAX_BODY_BYTES
 
 /** The length a request declares, when it is small enough to read whole (else `undefined`: streamed). */
 function holdableLength(req: IncomingMessage): number | undefined {

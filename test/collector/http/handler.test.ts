@@ -144,15 +144,15 @@ describe('validation: one bad message refuses the whole batch, naming it', () =>
     expect(body.error.message).toContain('`"purchase"`')
   })
 
-  it('refuses a message over 32,000 bytes, naming it', async () => {
-    const big = track({ properties: { blob: 'x'.repeat(32_000) } })
+  it('refuses a message over 32,768 bytes (32 KiB), naming it', async () => {
+    const big = track({ properties: { blob: 'x'.repeat(32_768) } })
     const { status, body } = await answer(await plain().fetch(post({ batch: [track(), big] })))
     expect(status).toBe(400)
     expect(body.error.code).toBe('MESSAGE_TOO_LARGE')
     expect(body.error.field).toBe('batch[1]')
   })
 
-  it('refuses a message over 32,000 bytes made so by its numbers (a short body: `1e20` is written back as 21 digits)', async () => {
+  it('refuses a message over 32,768 bytes made so by its numbers (a short body: `1e20` is written back as 21 digits)', async () => {
     const text = `{"batch":[${JSON.stringify(track()).slice(0, -1)},"n":[${Array(1_600).fill('1e20').join(',')}]}]}`
     expect(text.length).toBeLessThan(10_000)
     const { status, body } = await answer(await plain().fetch(post(text)))
@@ -167,10 +167,10 @@ describe('validation: one bad message refuses the whole batch, naming it', () =>
     expect(body.error.code).toBe('VALIDATION')
   })
 
-  it('accepts a message of exactly 32,000 bytes', async () => {
+  it("accepts a message of exactly 32,768 bytes (the service's 32 KiB: the Node SDKs send up to it)", async () => {
     const base = JSON.stringify(track({ properties: { blob: '' } })).length
-    const exact = track({ properties: { blob: 'x'.repeat(32_000 - base) } })
-    expect(JSON.stringify(exact).length).toBe(32_000)
+    const exact = track({ properties: { blob: 'x'.repeat(32_768 - base) } })
+    expect(JSON.stringify(exact).length).toBe(32_768)
     expect((await plain().fetch(post({ batch: [exact] }))).status).toBe(200)
   })
 

@@ -49,15 +49,15 @@ async function problemOf(promise: Promise<unknown>): Promise<HttpProblem> {
 const collector = () => createCollector({ sources: [{ writeKey: KEY, name: 'web' }] })
 const chunk = (n: number, byte = 0x20) => new Uint8Array(n).fill(byte)
 
-describe('body size limit: 500,000 bytes', () => {
-  it('reads a body of exactly 500,000 bytes', async () => {
-    const text = await readBodyText(request(chunk(500_000)))
-    expect(text.length).toBe(500_000)
+describe("body size limit: 512,000 bytes (the service's 500 KiB)", () => {
+  it('reads a body of exactly 512,000 bytes', async () => {
+    const text = await readBodyText(request(chunk(512_000)))
+    expect(text.length).toBe(512_000)
   })
 
   it('refuses a declared Content-Length over the limit without reading', async () => {
     const { stream, state } = countedStream([chunk(1000)])
-    const problem = await problemOf(readBodyText(request(stream, { 'content-length': '500001' })))
+    const problem = await problemOf(readBodyText(request(stream, { 'content-length': '512001' })))
     expect(problem.status).toBe(413)
     expect(state.pulled).toBe(0)
   })
@@ -68,12 +68,12 @@ describe('body size limit: 500,000 bytes', () => {
     const problem = await problemOf(readBodyText(request(stream)))
     expect(problem.status).toBe(413)
     expect(problem.code).toBe('PAYLOAD_TOO_LARGE')
-    expect(state.pulled).toBeLessThanOrEqual(510_000)
+    expect(state.pulled).toBeLessThanOrEqual(522_000)
     expect(state.cancelled).toBe(true)
   })
 
-  it('answers 413 through the handler for 500,001 bytes', async () => {
-    const body = JSON.stringify({ batch: [track()], pad: 'x'.repeat(500_001) })
+  it('answers 413 through the handler for 512,001 bytes', async () => {
+    const body = JSON.stringify({ batch: [track()], pad: 'x'.repeat(512_001) })
     const response = await collector().fetch(request(body))
     expect(response.status).toBe(413)
     expect(((await response.json()) as any).error.code).toBe('PAYLOAD_TOO_LARGE')

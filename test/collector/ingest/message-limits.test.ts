@@ -14,7 +14,7 @@ describe('withinMessageLimits', () => {
   })
 
   it('does not hold for a body a third of the limit or more, exponent numbers, integers beyond 2^53 or deep nesting', () => {
-    expect(withinMessageLimits(batch(track({ properties: { pad: 'x'.repeat(10_650) } })), false)).toBe(false)
+    expect(withinMessageLimits(batch(track({ properties: { pad: 'x'.repeat(10_900) } })), false)).toBe(false)
     expect(withinMessageLimits(batch(track({ properties: { n: 1e21 } })), false)).toBe(false)
     expect(withinMessageLimits('{"batch":[{"type":"track","n":2E3}]}', false)).toBe(false)
     expect(withinMessageLimits(batch(track()), true)).toBe(false)

@@ -41,9 +41,9 @@ describe('numbers exactly as sent', () => {
     expect(calls[0].body).toContain('"properties":{"id":"12345678901234567890","big":12345678901234567890,"safe":9007199254740991,"f":0.1}')
   })
 
-  it('measures the 32,000-byte limit on the exact text', async () => {
+  it('measures the 32,768-byte limit on the exact text', async () => {
     const { collector } = forwardingCollector()
-    const text = rawBody({ batch: [track({ properties: { big: '@big', pad: 'x'.repeat(32_000) } })] }, { big: INT64_MAX })
+    const text = rawBody({ batch: [track({ properties: { big: '@big', pad: 'x'.repeat(32_768) } })] }, { big: INT64_MAX })
     const response = await collector.fetch(post(text))
     expect(response.status).toBe(400)
     expect(await response.json()).toMatchObject({ error: { code: 'MESSAGE_TOO_LARGE', field: 'batch[0]' } })
