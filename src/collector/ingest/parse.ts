@@ -78,6 +78,13 @@ const ABSENT_WHEN_NULL = new Set([
 ])
 
 /**
+ * The members the tracking API defines as objects, which PHP writes as `[]` when empty (its
+ * `json_encode` of an empty array: analytics-php sends `'integrations' => []` so): read as `{}`.
+ */
+const OBJECT_MEMBERS = new Set(['traits', 'properties', 'context', 'integrations'])
+const isEmptyArray = (value: unknown): boolean => Array.isArray(value) && value.length === 0
+
+/**
  * Identifiers the vendor's Ruby library (and JavaScript callers) may send as JSON numbers
  * (`user_id: 42` goes out as `"userId": 42`): read as their decimal text, digits kept exactly
  * (an integer beyond 2^53 arrives as a `bigint`), so receivers always get the string the
@@ -89,7 +96,7 @@ const isNumericId = (value: unknown) => typeof value === 'bigint' || (typeof val
 
 function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integrations') {
   const value = body[field]
-  if (value === undefined || value === null) return undefined
+  if (value === undefined || value === null || isEmptyArray(value)) return undefined
   if (!isPlainObject(value)) {
     throw badRequest('VALIDATION', `Expected \`${field}\` to be an object, got ${describe(value)}.`, field)
   }
@@ -146,7 +153,8 @@ function normalise(entry: Record<string, unknown>, type: MessageType, envelope: 
   for (const key in entry) {
     const value = entry[key]
     if (key === 'writeKey' || (value === null && ABSENT_WHEN_NULL.has(key))) continue
-    assign(message, key, isNumericId(value) && ID_MEMBERS.has(key) ? String(value) : value)
+    if (isEmptyArray(value) && OBJECT_MEMBERS.has(key)) assign(message, key, {})
+    else assign(message, key, isNumericId(value) && ID_MEMBERS.has(key) ? String(value) : value)
   }
   message.type = type
   try {

@@ -98,6 +98,17 @@ describe("the vendor's Python and Ruby libraries: `null` for what the caller lef
     expect(await verifySignature(calls[1].body, calls[1].headers['x-signature'], 'shh')).toBe(true)
   })
 
+  it("reads analytics-php's empty arrays (`'integrations' => []`, PHP's json_encode of an empty array) as empty objects; a non-empty array is still refused", async () => {
+    const { collector, calls } = forwardingCollector()
+    const php = { type: 'track', userId: 'php-user', event: 'Signed Up', properties: [], traits: [], integrations: [], context: [], messageId: 'php-1', timestamp: '2026-11-25T10:00:00+00:00' }
+    expect((await collector.fetch(post({ batch: [php], context: [], integrations: [] }))).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    expect(calls[0].json).toMatchObject({ userId: 'php-user', event: 'Signed Up', properties: {}, messageId: 'php-1' })
+    const listed = await collector.fetch(post({ batch: [{ ...php, messageId: 'php-2', integrations: ['Webhooks'] }] }))
+    expect(listed.status).toBe(400)
+    expect(await listed.json()).toMatchObject({ error: { code: 'VALIDATION', field: 'batch[0].integrations' } })
+  })
+
   it('still refuses an id that is neither a string nor a number, naming it', async () => {
     const { collector, calls } = forwardingCollector()
     const response = await collector.fetch(post({ batch: [track({ userId: true })] }))
