@@ -96,7 +96,9 @@ export function createHandler(context: HandlerContext): CollectorCore {
   return async function answer(request, full) {
     context.tally.request()
     try {
-      const path = new URL(request.url).pathname.replace(/\/+$/, '') || '/'
+      // A trailing `/`, and a doubled one: the vendor's Go, PHP and .NET libraries append
+      // `/v1/batch` to an endpoint given as `http://host:8700/`, posting to `//v1/batch`.
+      const path = new URL(request.url).pathname.replace(/\/\/+/g, '/').replace(/\/+$/, '') || '/'
       const page = routeConsole(request, path, context.console, full)
       if (page !== undefined) return await page
       const route = routes.get(path)

@@ -100,10 +100,13 @@ describe('single calls', () => {
     expect(calls[0].json).toMatchObject({ type, ...message })
   })
 
-  it('accepts the analytics.js short paths and a trailing slash', async () => {
+  it('accepts the analytics.js short paths, a trailing slash and a doubled one', async () => {
     const collector = plain()
     expect((await collector.fetch(post({ userId: 'u', event: 'E' }, { path: '/v1/t' }))).status).toBe(200)
     expect((await collector.fetch(post({ batch: [track()] }, { path: '/v1/batch/' }))).status).toBe(200)
+    // analytics-go given `Endpoint: "http://localhost:8700/"` posts to `//v1/batch`.
+    expect((await collector.fetch(post({ batch: [track()] }, { path: '//v1/batch' }))).status).toBe(200)
+    expect((await collector.fetch(post({ batch: [track()] }, { path: '/v1//import/' }))).status).toBe(200)
   })
 
   it('refuses a body whose type contradicts the path', async () => {

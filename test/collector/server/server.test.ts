@@ -74,6 +74,11 @@ describe('the Node server, over real sockets', () => {
     expect(server.host).toBe('127.0.0.1')
   })
 
+  it('takes a request line with a doubled slash (`POST //v1/batch`, an endpoint configured with a trailing one) as /v1/batch', async () => {
+    const head = `POST //v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basic(KEY)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(good)}\r\nConnection: close\r\n\r\n`
+    expect(await raw(port, head + good)).toBe(200)
+  })
+
   it('accepts a valid batch', async () => {
     const response = await send('/v1/batch', { body: good })
     expect(response.status).toBe(200)
