@@ -14,7 +14,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
  */
 export function writeKeyFromHeader(request: RequestHead): string | undefined {
   const header = request.headers.get('authorization')
-  if (header === null) return undefined
+  // An OAuth token (analytics-python with OAuth on sends one, its `writeKey` in the body too): not
+  // a write key, nor the collector's to check; the body's `writeKey` names the source.
+  if (header === null || isBearer(header)) return undefined
   const known = decodedKeys.get(header)
   if (known !== undefined) return known
   const key = decodeBasic(header)
@@ -78,8 +80,13 @@ export function writeKeyFromBody(body: unknown): string | undefined {
   return key
 }
 
-export const missingWriteKey = () =>
-  unauthorized('Missing write key: send `Authorization: Basic base64(writeKey:)` or `writeKey` in the body.')
+const isBearer = (header: string) => /^\s*bearer\s/i.test(header)
+
+/** `request`: a Bearer token it carries is named as what it is not. */
+export const missingWriteKey = (request: RequestHead) =>
+  unauthorized(isBearer(request.headers.get('authorization') ?? '')
+    ? 'Missing write key: a Bearer token (OAuth) is not one; send `writeKey` in the body, or `Authorization: Basic base64(writeKey:)`.'
+    : 'Missing write key: send `Authorization: Basic base64(writeKey:)` or `writeKey` in the body.')
 
 export const unknownWriteKey = () => unauthorized('Unknown write key.')
 

@@ -145,7 +145,7 @@ export function createIngest(context: IngestContext): Ingest {
     const { value: body, hasBigInt, inexact } = parseJson(text)
     if (source === undefined) {
       const key = writeKeyFromBody(body)
-      if (key === undefined) throw missingWriteKey()
+      if (key === undefined) throw missingWriteKey(request)
       source = context.lookup(key)
       if (source === undefined) throw unknownWriteKey()
     }

@@ -16,8 +16,13 @@ describe('writeKeyFromHeader (decoded once per distinct header value)', () => {
     for (let i = 0; i < 2; i++) {
       expect(() => writeKeyFromHeader(basic('Basic !!!'))).toThrow('not valid base64')
       expect(() => writeKeyFromHeader(basic(encode(':')))).toThrow('empty write key')
-      expect(() => writeKeyFromHeader(basic('Bearer x'))).toThrow('Expected `Authorization: Basic')
+      expect(() => writeKeyFromHeader(basic('Digest x'))).toThrow('Expected `Authorization: Basic')
     }
+  })
+
+  it('a Bearer token (OAuth) is not a write key: none from the header, the body names the source', () => {
+    expect(writeKeyFromHeader(basic('Bearer eyJhbGciOi.x.y'))).toBeUndefined()
+    expect(writeKeyFromHeader(basic('bearer x'))).toBeUndefined()
   })
 
   it('past the memo bound (1,000 values) every header still decodes to its own key', () => {

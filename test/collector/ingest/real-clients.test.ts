@@ -109,6 +109,20 @@ describe("the vendor's Python and Ruby libraries: `null` for what the caller lef
     expect(await listed.json()).toMatchObject({ error: { code: 'VALIDATION', field: 'batch[0].integrations' } })
   })
 
+  it("takes analytics-python's batches with OAuth on (a Bearer token, the write key in the body); a Bearer token alone is no write key", async () => {
+    const { collector, calls } = forwardingCollector()
+    const oauth = { batch: [track({ messageId: 'py-oauth-1' })], sentAt: '2026-11-25T10:00:00.000+00:00', writeKey: KEY }
+    const response = await collector.fetch(post(oauth, { key: null, headers: { authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.sig' } }))
+    expect(response.status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    expect(calls[0].json).toMatchObject({ messageId: 'py-oauth-1' })
+    expect(calls[0].body).not.toContain('writeKey')
+    const alone = await collector.fetch(post({ batch: [track()] }, { key: null, headers: { authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.sig' } }))
+    expect(alone.status).toBe(401)
+    expect(await alone.json()).toMatchObject({ error: { code: 'UNAUTHORIZED', message: 'Missing write key: a Bearer token (OAuth) is not one; send `writeKey` in the body, or `Authorization: Basic base64(writeKey:)`.' } })
+    expect((await collector.fetch(post({ ...oauth, writeKey: 'nope' }, { key: null, headers: { authorization: 'Bearer t' } }))).status).toBe(401)
+  })
+
   it('still refuses an id that is neither a string nor a number, naming it', async () => {
     const { collector, calls } = forwardingCollector()
     const response = await collector.fetch(post({ batch: [track({ userId: true })] }))
