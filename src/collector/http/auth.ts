@@ -16,7 +16,7 @@ export function writeKeyFromHeader(request: RequestHead): string | undefined {
   const header = request.headers.get('authorization')
   // An OAuth token (analytics-python with OAuth on sends one, its `writeKey` in the body too): not
   // a write key, nor the collector's to check; the body's `writeKey` names the source.
-  if (header === null || isBearer(header)) return undefined
+  if (header === null || bearerToken(header) !== undefined) return undefined
   const known = decodedKeys.get(header)
   if (known !== undefined) return known
   const key = decodeBasic(header)
@@ -80,11 +80,12 @@ export function writeKeyFromBody(body: unknown): string | undefined {
   return key
 }
 
-const isBearer = (header: string) => /^\s*bearer\s/i.test(header)
+/** The token of an `Authorization: Bearer <token>` header (the admin token, or an OAuth one on ingest). */
+const bearerToken = (header: string | null): string | undefined => (header === null ? undefined : /^bearer\s+(\S+)\s*$/i.exec(header.trim())?.[1])
 
 /** `request`: a Bearer token it carries is named as what it is not. */
 export const missingWriteKey = (request: RequestHead) =>
-  unauthorized(isBearer(request.headers.get('authorization') ?? '')
+  unauthorized(bearerToken(request.headers.get('authorization')) !== undefined
     ? 'Missing write key: a Bearer token (OAuth) is not one; send `writeKey` in the body, or `Authorization: Basic base64(writeKey:)`.'
     : 'Missing write key: send `Authorization: Basic base64(writeKey:)` or `writeKey` in the body.')
 
@@ -92,10 +93,9 @@ export const unknownWriteKey = () => unauthorized('Unknown write key.')
 
 /** Checks `Authorization: Bearer <token>` against the admin token; a 401 when it does not match. */
 export async function requireBearer(request: Request, token: string): Promise<void> {
-  const header = request.headers.get('authorization')
-  const match = header === null ? null : /^bearer\s+(\S+)\s*$/i.exec(header.trim())
-  if (!match) throw unauthorized('Admin endpoints need `Authorization: Bearer <admin token>`.', 'Bearer')
-  if (!(await constantTimeEqual(match[1], token))) throw unauthorized('Wrong admin token.', 'Bearer')
+  const sent = bearerToken(request.headers.get('authorization'))
+  if (sent === undefined) throw unauthorized('Admin endpoints need `Authorization: Bearer <admin token>`.', 'Bearer')
+  if (!(await constantTimeEqual(sent, token))) throw unauthorized('Wrong admin token.', 'Bearer')
 }
 
 /**

@@ -98,7 +98,8 @@ export function createHandler(context: HandlerContext): CollectorCore {
     try {
       // A trailing `/`, and a doubled one: the vendor's Go, PHP and .NET libraries append
       // `/v1/batch` to an endpoint given as `http://host:8700/`, posting to `//v1/batch`.
-      const path = new URL(request.url).pathname.replace(/\/\/+/g, '/').replace(/\/+$/, '') || '/'
+      const pathname = new URL(request.url).pathname
+      const path = (pathname.includes('//') ? pathname.replace(/\/\/+/g, '/') : pathname).replace(/\/+$/, '') || '/'
       const page = routeConsole(request, path, context.console, full)
       if (page !== undefined) return await page
       const route = routes.get(path)
