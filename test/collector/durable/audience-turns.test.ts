@@ -13,7 +13,7 @@ import { resolveQueue } from '../../../src/collector/queue-server.js'
 import { AudienceBusyError } from '../../../src/collector/index.js'
 import { SharedMemberships } from '../../../src/collector/state/memberships.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
-import { startPostgres, startRedis, type QueueServerProcess } from '../../helpers/queue-servers.js'
+import { QUEUE_SERVERS, type QueueServerProcess } from '../../helpers/queue-servers.js'
 import { SECRET, startReceiver, until } from './support.js'
 
 let server: QueueServerProcess | undefined
@@ -40,10 +40,7 @@ const collectorOn = (url: string, receiverUrl: string): Collector => {
   return collector
 }
 
-describe.each([
-  ['Redis', startRedis],
-  ['PostgreSQL', startPostgres],
-])('%s: turns among processes', (_name, start) => {
+describe.each(QUEUE_SERVERS)('%s: turns among processes', (_name, start) => {
   it('a second owner waits until the first ends its turn; a turn its owner never ends lasts its time to live; an owner ends only its own', async () => {
     server = await start()
     const [one, two] = [shared(server.url), shared(server.url)]

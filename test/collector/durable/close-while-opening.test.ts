@@ -11,7 +11,7 @@ import { resolveQueue } from '../../../src/collector/queue-server.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
 import { Tally } from '../../../src/collector/stats.js'
 import { createLogger } from '../../../src/logger.js'
-import { startPostgres, startRedis, type QueueServerProcess } from '../../helpers/queue-servers.js'
+import { QUEUE_SERVERS, type QueueServerProcess } from '../../helpers/queue-servers.js'
 
 let server: QueueServerProcess | undefined
 afterEach(async () => {
@@ -20,10 +20,7 @@ afterEach(async () => {
   server = undefined
 })
 
-describe.each([
-  ['Redis', startRedis],
-  ['PostgreSQL', startPostgres],
-])('%s: close() while the queue server is being opened', (_name, start) => {
+describe.each(QUEUE_SERVERS)('%s: close() while the queue server is being opened', (_name, start) => {
   it('leaves no refresh of the shared counters running once it has resolved', async () => {
     server = await start()
     // Intervals of 250 ms made and not cleared: the refresh's, if one was left running.

@@ -10,7 +10,7 @@ import { createCollector, type Collector } from '../../../src/collector/index.js
 import { DEDUP_TTL_MS } from '../../../src/collector/ingest/dedup.js'
 import { resolveQueue } from '../../../src/collector/queue-server.js'
 import { SharedState } from '../../../src/collector/state/shared-state.js'
-import { startPostgres, startRedis, type QueueServerProcess } from '../../helpers/queue-servers.js'
+import { QUEUE_SERVERS, type QueueServerProcess } from '../../helpers/queue-servers.js'
 import { batchText, SECRET, startReceiver, until } from './support.js'
 
 let server: QueueServerProcess | undefined
@@ -22,10 +22,7 @@ afterEach(async () => {
   server = undefined
 })
 
-describe.each([
-  ['Redis', startRedis],
-  ['PostgreSQL', startPostgres],
-])('%s: job ids that started again', (_name, start) => {
+describe.each(QUEUE_SERVERS)('%s: job ids that started again', (_name, start) => {
   it('a messageId an earlier job "1" claimed is a duplicate for the new job "1" (the other messages are delivered)', async () => {
     server = await start()
     // What the first job of an emptied queue left: its claim of m-1, owned by "1" (its id alone,
