@@ -106,8 +106,30 @@ export function isValidTimestamp(value: unknown): value is Date | string {
   return day <= (month === 2 ? (leap ? 29 : 28) : 30 + ((month + (month >> 3)) & 1))
 }
 
+const optionalString = (value: unknown): boolean => value === undefined || typeof value === 'string'
+const optionalObject = (value: unknown): boolean => value === undefined || isPlainObject(value)
+
+/**
+ * Whether `message` (a plain object) passes every check of `validateMessage`, read field by field
+ * by name: each call of the client, and each message the collector takes, passes here, and the
+ * checks below read fields by a variable name, a lookup several times slower (in a CPU profile of
+ * a loop of `track()` calls, they were 6 % of its time). When it says no, those name the problem.
+ */
+function passes(type: MessageType, message: Record<string, unknown>): boolean {
+  const { userId, anonymousId, messageId, timestamp } = message
+  return optionalString(userId) && optionalString(anonymousId) && optionalString(message.name) &&
+    optionalString(message.category) && optionalString(message.event) && optionalString(message.groupId) &&
+    optionalString(message.previousId) && optionalString(messageId) && messageId !== '' &&
+    (type === 'alias' || nonEmptyString(userId) || nonEmptyString(anonymousId)) &&
+    (type === 'track' ? nonEmptyString(message.event) : type === 'group' ? nonEmptyString(message.groupId)
+      : type !== 'alias' || (nonEmptyString(userId) && nonEmptyString(message.previousId))) &&
+    optionalObject(message.traits) && optionalObject(message.properties) && optionalObject(message.context) &&
+    optionalObject(message.integrations) && (timestamp === undefined || isValidTimestamp(timestamp))
+}
+
 /** Throws a `ValidationError` naming the first problem with `message` as a call of `type`. */
 export function validateMessage(type: MessageType, message: unknown): asserts message is Record<string, unknown> {
+  if (isPlainObject(message) && passes(type, message)) return
   if (!isPlainObject(message)) {
     throw new ValidationError('message', `Expected the ${type} message to be an object, got ${describe(message)}.`)
   }
