@@ -18,6 +18,7 @@ import { assign, mergeUnder } from '../../message/merge.js'
 import { eventTime } from './event-time.js'
 import { parseExact, stringifyExact, type ParsedJson } from '../../message/exact-json.js'
 import { describeJsonSyntaxError } from '../../message/json-syntax.js'
+import { nonFiniteAsNull } from '../../message/non-finite.js'
 
 export type Message = Record<string, unknown> & { type: MessageType }
 
@@ -29,6 +30,15 @@ export function parseJson(text: string): ParsedJson {
   try {
     return parseExact(text)
   } catch {
+    // Python's NaN and Infinity, read as null (../../message/non-finite.ts).
+    const finite = /NaN|Infinity/.test(text) ? nonFiniteAsNull(text) : undefined
+    if (finite !== undefined) {
+      try {
+        return parseExact(finite)
+      } catch {
+        // Not JSON for another reason: named below, on the text as sent.
+      }
+    }
     // Not the parser's message: it quotes the body, where a write key may be.
     throw badRequest('INVALID_JSON', `Request body is not valid JSON: ${describeJsonSyntaxError(text)}.`, 'body')
   }

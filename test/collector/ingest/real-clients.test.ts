@@ -123,6 +123,22 @@ describe("the vendor's Python and Ruby libraries: `null` for what the caller lef
     expect((await collector.fetch(post({ ...oauth, writeKey: 'nope' }, { key: null, headers: { authorization: 'Bearer t' } }))).status).toBe(401)
   })
 
+  it("reads analytics-python's NaN, Infinity and -Infinity (json.dumps of a float that is not finite) as null, as JSON.stringify writes them; text in strings stays", async () => {
+    const { collector, calls } = forwardingCollector()
+    const text = rawBody(
+      { batch: [track({ messageId: 'py-nan', properties: { ratio: '@nan', ceiling: '@inf', floor: '@minus', list: ['@nan', 1.5], note: 'NaN or -Infinity', id: '@max' } })] },
+      { nan: 'NaN', inf: 'Infinity', minus: '-Infinity', max: INT64_MAX },
+    )
+    expect(() => JSON.parse(text)).toThrow()
+    expect((await collector.fetch(post(text))).status).toBe(200)
+    await until(() => calls.length === 1, 'delivery')
+    expect(calls[0].body).toContain(`"properties":{"ratio":null,"ceiling":null,"floor":null,"list":[null,1.5],"note":"NaN or -Infinity","id":${INT64_MAX}}`)
+    // Not JSON for another reason as well: still 400, named on the text as sent.
+    const broken = await collector.fetch(post(text.replace('"py-nan"', "'py-nan'")))
+    expect(broken.status).toBe(400)
+    expect(await broken.json()).toMatchObject({ error: { code: 'INVALID_JSON' } })
+  })
+
   it('still refuses an id that is neither a string nor a number, naming it', async () => {
     const { collector, calls } = forwardingCollector()
     const response = await collector.fetch(post({ batch: [track({ userId: true })] }))
