@@ -95,10 +95,10 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   if (traits !== undefined && type !== 'page') message.traits = traits
   if (mergedIntegrations) message.integrations = mergedIntegrations
   // A new object either way: the caller's `context` is never written to.
-  message.context = merged ? { ...merged, library: LIBRARY } : { library: LIBRARY }
+  message.context = { ...merged, library: LIBRARY }
   const id = (message.messageId = (messageId as string | undefined) ?? randomUUID())
   // A timestamp string passed ISO_8601 (digits, `T`, `:`, `.`, `+`, `-`, `Z`): nothing to escape.
-  const at = (message.timestamp = timestamp === undefined ? nowIso() : isDate(timestamp) ? timestamp.toISOString() : (timestamp as string))
+  const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
   const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
   // Where the arena will hold it, the parts are checked apart and kept, and it copies each
   // (../platform/arena.ts): the whole text is never made flat, a third less to allocate.
