@@ -35,10 +35,13 @@ const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.
 /**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
  * for the arena (`buildMessage`'s `parts`), the common message also keeps the text's two parts,
- * which the arena copies as they are: `json` is then their join, not yet flat.
+ * which the arena copies as they are: `json` is then empty. Their join was made until 2026-11-27,
+ * for its length only: `own.slice(0, -1)` copied the caller's fields' text, 570 of the 2,650
+ * bytes a `track()` allocated.
  */
 export interface BuiltMessage {
   message: SentMessage
+  /** The text (built as parts: empty). */
   json: string
   bytes: number
   /** The caller's fields as JSON (an object's text, `}` included). */
@@ -103,7 +106,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   // Where the arena will hold it, the parts are checked apart and kept, and it copies each
   // (../platform/arena.ts): the whole text is never made flat, a third less to allocate.
   if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
-    return { message: message as unknown as SentMessage, json: `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stamped}`, bytes: checkParts(message, own, stamped!), ownJson: own, stamped }
+    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamped!), ownJson: own, stamped }
   }
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.

@@ -76,7 +76,7 @@ export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }
  */
 export function writeMessage(built: BuiltMessage): number {
   const { json, bytes, ownJson, stamped } = built
-  const ascii = bytes === json.length
+  const ascii = isAscii(built)
   const at = room(bytes)
   const slab = current!.bytes
   if (ownJson === undefined || stamped === undefined) write(slab, json, at, bytes, ascii)
@@ -88,6 +88,15 @@ export function writeMessage(built: BuiltMessage): number {
     write(slab, stamped, at + head, stamped.length, true)
   }
   return at
+}
+
+/**
+ * Whether a built message's text is ASCII only: its UTF-8 length is its length in characters.
+ * Built as parts, that is theirs (`{…}` becomes `{…,`, `{}` becomes `{`): the whole is never made.
+ */
+export function isAscii({ json, bytes, ownJson, stamped }: BuiltMessage): boolean {
+  if (ownJson === undefined || stamped === undefined) return bytes === json.length
+  return bytes === (ownJson.length > 2 ? ownJson.length : 1) + stamped.length
 }
 
 /** Node's own methods behind `Buffer#write`, where the runtime has them. */

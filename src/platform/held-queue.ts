@@ -17,7 +17,7 @@
  * It offers the part of an array's interface the client uses on its queue (`length`, `splice`).
  */
 import type { BuiltMessage } from '../client/build-message.js'
-import { currentSlab, writeMessage, type Held, type Slab } from './arena.js'
+import { currentSlab, isAscii, writeMessage, type Held, type Slab } from './arena.js'
 
 const FIRST_CAPACITY = 1024
 
@@ -41,7 +41,7 @@ export class HeldQueue {
     const i = this.#tail++
     this.#slabs[i] = currentSlab()
     this.#at[i] = at
-    this.#sizes[i] = built.bytes * 2 + (built.bytes === built.json.length ? 1 : 0)
+    this.#sizes[i] = built.bytes * 2 + (isAscii(built) ? 1 : 0)
   }
 
   /** Removes `count` messages from `start` on (as `Array#splice` does, for a `start` of 0 or more), and gives them as held regions. */

@@ -8,6 +8,7 @@
  * the Node, Bun and Deno paths below are dropped from it; everywhere else they are false.
  */
 import { utf8Length } from '../limits.js'
+import { pooledUUID } from './pooled-uuid.js'
 import type { StopSignal } from '../transport/stop.js'
 
 interface NodeLikeProcess {
@@ -244,6 +245,10 @@ export function isNode(): boolean {
 
 /** RFC 4122 version 4 UUID; works where `crypto.randomUUID` is missing (insecure http pages). */
 export function randomUUID(): string {
+  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
+    const id = pooledUUID()
+    if (id !== undefined) return id
+  }
   const c = globalThis.crypto as Crypto | undefined
   if (typeof c?.randomUUID === 'function') {
     try {

@@ -14,20 +14,47 @@ afterEach(() => {
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
+/** `randomUUID` of a fresh copy of the module, loaded with the globals as they are now stubbed. */
+async function freshRandomUUID(): Promise<() => string> {
+  vi.resetModules()
+  return (await import('../../src/platform/runtime.js')).randomUUID
+}
+
 describe('randomUUID', () => {
-  it('uses crypto.randomUUID where it exists', () => {
-    const real = globalThis.crypto
-    vi.stubGlobal('crypto', { randomUUID: () => '11111111-1111-4111-8111-111111111111', getRandomValues: (a: Uint8Array) => real.getRandomValues(a) })
-    expect(randomUUID()).toBe('11111111-1111-4111-8111-111111111111')
+  // Where `Buffer` exists (Node, Bun), from a pool of crypto.getRandomValues bytes (4,096: 256
+  // UUIDs a fill), each written as one flat string (../../src/platform/pooled-uuid.ts).
+  it('draws from a pool of random bytes where Buffer exists: distinct v4 UUIDs across refills', () => {
+    const ids = new Set(Array.from({ length: 1_000 }, () => randomUUID()))
+    expect(ids.size).toBe(1_000)
+    for (const id of ids) expect(id).toMatch(UUID_V4)
   })
 
-  it('sets the version and variant bits in the fallback, whatever the random bytes', () => {
+  it("sets the version and variant bits of the pool's UUIDs, whatever the random bytes", () => {
     for (const fill of [0x00, 0xff, 0x5a]) {
       vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(fill) })
-      expect(randomUUID()).toMatch(UUID_V4)
+      // Within 256 calls the pool is filled again, from the stub.
+      const ids = Array.from({ length: 300 }, () => randomUUID())
+      for (const id of ids) expect(id).toMatch(UUID_V4)
+      expect(ids.at(-1)).toBe({ 0x00: '00000000-0000-4000-8000-000000000000', 0xff: 'ffffffff-ffff-4fff-bfff-ffffffffffff', 0x5a: '5a5a5a5a-5a5a-4a5a-9a5a-5a5a5a5a5a5a' }[fill])
+    }
+  })
+
+  it('uses crypto.randomUUID where there is no Buffer (browsers, Deno)', async () => {
+    const real = globalThis.crypto
+    vi.stubGlobal('Buffer', undefined)
+    vi.stubGlobal('crypto', { randomUUID: () => '11111111-1111-4111-8111-111111111111', getRandomValues: (a: Uint8Array) => real.getRandomValues(a) })
+    expect((await freshRandomUUID())()).toBe('11111111-1111-4111-8111-111111111111')
+  })
+
+  it('sets the version and variant bits in the fallback without randomUUID, whatever the random bytes', async () => {
+    vi.stubGlobal('Buffer', undefined)
+    const uuid = await freshRandomUUID()
+    for (const fill of [0x00, 0xff, 0x5a]) {
+      vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(fill) })
+      expect(uuid()).toMatch(UUID_V4)
     }
     vi.stubGlobal('crypto', { getRandomValues: (a: Uint8Array) => a.fill(0xff) })
-    expect(randomUUID()).toBe('ffffffff-ffff-4fff-bfff-ffffffffffff')
+    expect(uuid()).toBe('ffffffff-ffff-4fff-bfff-ffffffffffff')
   })
 })
 
