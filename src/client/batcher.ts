@@ -8,7 +8,7 @@
 import { MAX_BATCH_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
 import type { QueuedMessage, TextMessage } from './build-message.js'
-import { LIBRARY_CONTEXT } from './build-message.js'
+import { LIBRARY_CONTEXT } from './stamp.js'
 
 /** Same length as any `Date#toISOString()` of years 0–9999. */
 const SENT_AT_PLACEHOLDER = '2000-01-01T00:00:00.000Z'

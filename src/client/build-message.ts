@@ -3,14 +3,13 @@
  * validated, stamped (`type`, `messageId`, `timestamp`), defaults merged under its own `context`
  * and `integrations`, and serialised once.
  */
+import { LIBRARY, LIBRARY_CONTEXT, stampedLength, type Stamp } from './stamp.js'
 import { mergeUnder } from '../message/merge.js'
 import { isDate, validateMessage } from '../message/validate.js'
 import { checkParts, serializeMessage } from '../message/serialize.js'
-import type { Integrations, JsonObject, LibraryInfo, MessageType, SentMessage } from '../message/types.js'
+import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
 import { heldText, type Held } from '../platform/arena.js'
-
-export const LIBRARY: LibraryInfo = Object.freeze({ name: 'isomorphic-analytics', version: __VERSION__ })
 
 export interface MessageDefaults {
   context: JsonObject | undefined
@@ -34,21 +33,26 @@ const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.
 
 /**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
- * for the arena (`buildMessage`'s `parts`), the common message also keeps the text's two parts,
- * which the arena copies as they are: `json` is then empty. Their join was made until 2026-11-27,
- * for its length only: `own.slice(0, -1)` copied the caller's fields' text, 570 of the 2,650
- * bytes a `track()` allocated.
+ * for the arena (`buildMessage`'s `parts`), the common message keeps its text as parts instead,
+ * which the arena writes one after the other (../platform/arena.ts `writeMessage`): the caller's
+ * fields as JSON, then the stamped ones from their values (`"type":…,"timestamp":"…"}`). `json`
+ * is then empty: neither the whole text nor the stamped fields' text is ever made as a string
+ * (they were 440 of the 2,650 bytes a `track()` allocated, 2026-11-27).
  */
 export interface BuiltMessage {
   message: SentMessage
   /** The text (built as parts: empty). */
   json: string
   bytes: number
-  /** The caller's fields as JSON (an object's text, `}` included). */
+  /** Parts: the caller's fields as JSON (an object's text, `}` included). */
   ownJson?: string
-  /** The fields stamped after them, up to the closing `}`, ASCII only. */
-  stamped?: string
+  /**
+   * Parts: the stamped fields' values (ASCII), kept apart from `message`, which the caller may
+   * change before the arena writes them (a message waiting for an async schema verdict).
+   */
+  stamp?: Stamp
 }
+
 
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
@@ -66,12 +70,6 @@ function nowIso(): string {
   }
   return lastIso
 }
-
-/**
- * `context` of a message with none of its own and no default, and of every batch: the library
- * only, as JSON.
- */
-export const LIBRARY_CONTEXT = JSON.stringify({ library: LIBRARY })
 
 /** `parts`: keep the text's parts (Node only, for the arena, which copies them: see `BuiltMessage`). */
 export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults, parts?: boolean): BuiltMessage {
@@ -102,12 +100,13 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const id = (message.messageId = (messageId as string | undefined) ?? randomUUID())
   // A timestamp string passed ISO_8601 (digits, `T`, `:`, `.`, `+`, `-`, `Z`): nothing to escape.
   const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
-  const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
-  // Where the arena will hold it, the parts are checked apart and kept, and it copies each
-  // (../platform/arena.ts): the whole text is never made flat, a third less to allocate.
+  // Where the arena will hold it, the parts are checked apart and kept, and it writes each
+  // (../platform/arena.ts): no text of the whole is made, a third less to allocate.
   if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
-    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamped!), ownJson: own, stamped }
+    const stamp: Stamp = { type, id, at }
+    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stampedLength(stamp)), ownJson: own, stamp }
   }
+  const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.
   return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stamped}`) }

@@ -32,15 +32,15 @@ export function serializeMessage(message: Record<string, unknown>, limit = MAX_M
 
 /**
  * The checks of `serializeMessage` for a message whose text is `ownJson` (an object's JSON, the
- * caller's fields) with `stamped` (more fields, ASCII, nested at most 3 deep, no `{}`, closing the
- * object) written after them: on `ownJson` alone, so the whole text never needs to be flat. The
- * text's UTF-8 length. Node only (../client/build-message.ts).
+ * caller's fields) with `stampedBytes` more (fields, ASCII, nested at most 3 deep, no `{}`,
+ * closing the object) written after them: on `ownJson` alone, so the whole text is never made.
+ * The text's UTF-8 length. Node only (../client/build-message.ts).
  */
-export function checkParts(message: Record<string, unknown>, ownJson: string, stamped: string): number {
+export function checkParts(message: Record<string, unknown>, ownJson: string, stampedBytes: number): number {
   if (tooDeep(ownJson, MAX_DEPTH)) throw tooDeepError(message)
   if (ownJson.includes('{}')) refuseCollections(message, '')
   // `{…}` becomes `{…,` (the same bytes), and `{}` becomes `{`.
-  const bytes = (ownJson.length > 2 ? utf8ByteLength(ownJson) : 1) + stamped.length
+  const bytes = (ownJson.length > 2 ? utf8ByteLength(ownJson) : 1) + stampedBytes
   if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
   return bytes
 }

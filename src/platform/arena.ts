@@ -19,6 +19,8 @@
 import { stillWriting } from './transport.js'
 import type { BodyBuilder } from '../client/batcher.js'
 import type { BuiltMessage, QueuedMessage } from '../client/build-message.js'
+import { STAMP_MIDDLE, stampHead, stampedLength, type Stamp } from '../client/stamp.js'
+import type { MessageType } from '../message/types.js'
 
 /** Bytes of a slab; a larger message or body gets a slab of its own, not kept for reuse. */
 const SLAB_BYTES = 256 * 1024
@@ -71,32 +73,49 @@ export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }
 
 /**
  * Copies a built message's JSON text into the current slab (`current` after the call), from its
- * two parts where it has them (the caller's fields, then the stamped ones: no flat copy of the
- * whole is ever made), else as it is. Where it starts.
+ * parts where it has them (the caller's fields, then the stamped ones from their values: no text
+ * of the whole, nor of the stamped fields, is ever made), else as it is. Where it starts.
  */
 export function writeMessage(built: BuiltMessage): number {
-  const { json, bytes, ownJson, stamped } = built
+  const { json, bytes, ownJson, stamp } = built
   const ascii = isAscii(built)
   const at = room(bytes)
   const slab = current!.bytes
-  if (ownJson === undefined || stamped === undefined) write(slab, json, at, bytes, ascii)
+  if (ownJson === undefined || stamp === undefined) write(slab, json, at, bytes, ascii)
   else {
     // `{…}` written as `{…,` (its `}` overwritten), or `{}` as `{`; then the stamped fields.
-    const head = ownJson.length > 2 ? bytes - stamped.length : 1
+    const head = ownJson.length > 2 ? bytes - stampedLength(stamp) : 1
     write(slab, ownJson, at, head, ascii)
     if (head > 1) slab[at + head - 1] = 0x2c // ','
-    write(slab, stamped, at + head, stamped.length, true)
+    writeStamp(slab, at + head, stamp)
   }
   return at
+}
+
+/** The stamped text's constant parts, as bytes (`stampHead` per type). */
+const heads: Partial<Record<MessageType, Uint8Array>> = {}
+const MIDDLE = Buffer.from(STAMP_MIDDLE, 'latin1')
+
+/** Writes `"type":…,"messageId":"<id>","timestamp":"<at>"}` at `from` (../client/stamp.ts). */
+function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
+  const head = (heads[type] ??= Buffer.from(stampHead(type), 'latin1'))
+  slab.set(head, from)
+  let i = from + head.length
+  i += write(slab, id, i, id.length, true)
+  slab.set(MIDDLE, i)
+  i += MIDDLE.length
+  i += write(slab, at, i, at.length, true)
+  slab[i] = 0x22 // '"'
+  slab[i + 1] = 0x7d // '}' (STAMP_END)
 }
 
 /**
  * Whether a built message's text is ASCII only: its UTF-8 length is its length in characters.
  * Built as parts, that is theirs (`{…}` becomes `{…,`, `{}` becomes `{`): the whole is never made.
  */
-export function isAscii({ json, bytes, ownJson, stamped }: BuiltMessage): boolean {
-  if (ownJson === undefined || stamped === undefined) return bytes === json.length
-  return bytes === (ownJson.length > 2 ? ownJson.length : 1) + stamped.length
+export function isAscii({ json, bytes, ownJson, stamp }: BuiltMessage): boolean {
+  if (ownJson === undefined || stamp === undefined) return bytes === json.length
+  return bytes === (ownJson.length > 2 ? ownJson.length : 1) + stampedLength(stamp)
 }
 
 /** Node's own methods behind `Buffer#write`, where the runtime has them. */

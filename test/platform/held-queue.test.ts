@@ -76,4 +76,17 @@ describe('HeldQueue (Node: queued messages as bytes in the arena)', () => {
     expect(taken.map((m) => m.ascii)).toEqual([true, false])
     for (const m of taken) release(m)
   })
+
+  it('holds the message as it was built, though the caller changes the returned object before it is held (a message waiting for an async schema verdict)', () => {
+    const queue = new HeldQueue()
+    const built = buildMessage('track', { userId: 'u', event: 'E', timestamp: '2026-11-27T10:00:00.000Z' }, { context: undefined, integrations: undefined }, true)
+    const text = JSON.stringify(built.message)
+    const message = built.message as unknown as Record<string, unknown>
+    Object.assign(message, { type: 'identify', messageId: 'é-changed', timestamp: 'later, and longer than it was' })
+    queue.hold(built)
+    const [held] = queue.splice(0)
+    expect(heldText(held)).toBe(text)
+    expect(held.bytes).toBe(Buffer.byteLength(text))
+    release(held)
+  })
 })
