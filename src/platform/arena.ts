@@ -92,9 +92,12 @@ export function writeMessage(built: BuiltMessage): number {
   return at
 }
 
-/** The stamped text's constant parts, as bytes (`stampHead` per type). */
+/**
+ * The stamped text's constant parts, as bytes (`stampHead` per type): made on first use, as this
+ * module is loaded where there is no `Buffer` too (a worker bundling the Node build).
+ */
 const heads: Partial<Record<MessageType, Uint8Array>> = {}
-const MIDDLE = Buffer.from(STAMP_MIDDLE, 'latin1')
+let middle: Uint8Array | undefined
 
 /** Writes `"type":…,"messageId":"<id>","timestamp":"<at>"}` at `from` (../client/stamp.ts). */
 function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
@@ -102,8 +105,9 @@ function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
   slab.set(head, from)
   let i = from + head.length
   i += write(slab, id, i, id.length, true)
-  slab.set(MIDDLE, i)
-  i += MIDDLE.length
+  const between = (middle ??= Buffer.from(STAMP_MIDDLE, 'latin1'))
+  slab.set(between, i)
+  i += between.length
   i += write(slab, at, i, at.length, true)
   slab[i] = 0x22 // '"'
   slab[i + 1] = 0x7d // '}' (STAMP_END)
