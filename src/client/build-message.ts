@@ -3,13 +3,13 @@
  * validated, stamped (`type`, `messageId`, `timestamp`), defaults merged under its own `context`
  * and `integrations`, and serialised once.
  */
-import { LIBRARY, LIBRARY_CONTEXT, stampedLength, type Stamp } from './stamp.js'
 import { mergeUnder } from '../message/merge.js'
 import { isDate, validateMessage } from '../message/validate.js'
 import { checkParts, serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
 import { heldText, type Held } from '../platform/arena.js'
+import { LIBRARY, LIBRARY_CONTEXT, stampedLength, type Stamp } from './stamp.js'
 
 export interface MessageDefaults {
   context: JsonObject | undefined

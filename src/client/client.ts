@@ -324,7 +324,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#store.hide()
     this.#delivery.hide()
     if (!this.#queue.length) return
-    this.#log('page hidden; sending queued messages with keepalive')
+    this.#log('page hidden; sending with keepalive')
     this.#dispatchQueue(true)
   }
 

@@ -177,8 +177,7 @@ export function resolveEndpoint(value: unknown): string {
     const got = url ? (url.origin !== 'null' ? `one for ${url.origin}` : `a \`${url.protocol}\` URL`) : describe(typeof value === 'string' ? credentialFree(value) : value)
     // The Node build guesses the URL meant by a host and port given without a scheme; the browser
     // build leaves the guess out for size, as it does `on()`'s.
-    const guess = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? '' : schemeGuess(value)
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}${guess}.`)
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}${typeof __BROWSER__ === 'boolean' && __BROWSER__ ? '' : schemeGuess(value)}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')

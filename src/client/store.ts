@@ -18,8 +18,8 @@
  * failed for good, so one sent with `keepalive` as its page went away (whose answer that page
  * never sees) is sent again by the next page, with the same `messageId`. And browsers write
  * localStorage in the background: a page gone just after taking a list over can leave it under
- * two keys. A page never takes a message it holds already; two pages taking the two keys both
- * send it.
+ * two keys. A page never takes a message it holds or has taken already; two pages taking the two
+ * keys both send it.
  */
 import type { SentMessage } from '../message/types.js'
 import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
@@ -54,6 +54,14 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   const key = prefix + randomUUID()
   /** The messages held (queued or in flight), in order, as their JSON (unique: a messageId each). */
   const held = new Set<string>()
+  /**
+   * What this page has claimed, for its life: the other keys whose lock it asked for, and the
+   * messages it took from them, as their JSON (which never starts as a key does). A list left
+   * under two keys comes to this page as two grants, and the second may come after the first
+   * list's messages were delivered, so no longer held: it takes none of them twice. (One set for
+   * both: the browser build's size budget is tight.)
+   */
+  const claimed = new Set<string>()
   /** Writes wait for our lock (but see `hide`); after a failure, nothing is kept. */
   let locked = false
   let failed = false
@@ -111,10 +119,10 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     if (!text) return
     let messages: BuiltMessage[]
     try {
-      // One held here already is not taken again: a page that went away just after taking a list
-      // can leave it under both keys (its write landed, the removal not yet), and this page may
-      // take both.
-      messages = text.split('\n').filter((json) => !held.has(json)).map((json) => ({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) }))
+      // One held or taken here already is not taken again: a page that went away just after taking
+      // a list can leave it under both keys (its write landed, the removal not yet), and this page
+      // may take both.
+      messages = text.split('\n').filter((json) => !held.has(json) && !claimed.has(json) && claimed.add(json)).map((json) => ({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) }))
     } catch {
       // Not what we wrote: nothing there can be sent.
       return storage.removeItem(other)
@@ -126,7 +134,6 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     if (!failed) storage.removeItem(other)
     return true
   }
-  const claimed = new Set<string>()
   const claim = (other: string | null) => {
     // Same length: a write key that merely starts with ours (`a` and `a:b`) is not ours.
     if (failed || other?.length !== key.length || !other.startsWith(prefix) || other === key || claimed.has(other)) return

@@ -2,7 +2,8 @@
  * Real Chromium: `persist` across tabs. A tab's stored messages are taken over by a tab already
  * open when it goes away (opened before it or after), or by the next one to start; two tabs
  * opened at once send each stored message exactly once; a page that takes a list over twice (it
- * was left under two keys) sends it once; a closed client takes nothing; quick page views send a
+ * was left under two keys) sends it once, also when the second grant comes after the first list was
+ * delivered; a closed client takes nothing; quick page views send a
  * message at most twice. The dead endpoint is a loopback port nothing listens on (connection
  * refused), so the page's client keeps retrying. (One page at a time: chromium-persist.test.ts.)
  */
@@ -84,6 +85,27 @@ describe('Chromium: persist across tabs', () => {
     await w.startClient(next.page, 'persist-twice', { endpoint: w.sink.url, flushAfter: 100 })
     expect(await arrived(/^persist-twice\d-/, 10)).toEqual(ids.flat().sort())
     expect(await w.stored(next.page, 'persist-twice', 0)).toEqual([])
+    for (const { page } of [next, helper]) await page.close()
+  }, 90_000)
+
+  it('the same, when the second list is granted after the first one\'s messages were delivered: sent once', async () => {
+    const { ids, lists, helper } = await leftLists('persist-late-grant', 2, 5)
+    const [[taken, takenText], [taker, takerText]] = lists
+    await w.restore(helper.page, 'persist-late-grant', { [taken]: takenText, [taker]: `${takerText}\n${takenText}` })
+    // The helper holds the taker's lock, as a page still alive would: the next page gets the taken
+    // list first, delivers it, and is granted the taker's list only once the helper lets it go.
+    await helper.page.evaluate((name) => new Promise<void>((held) => {
+      void navigator.locks.request(name, () => new Promise<void>((release) => {
+        ;(window as unknown as { release: () => void }).release = release
+        held()
+      }))
+    }), `isomorphic-analytics:persist-late-grant:${taker}`)
+    const next = await w.open()
+    await w.startClient(next.page, 'persist-late-grant', { endpoint: w.sink.url, flushAfter: 100 })
+    expect(await arrived(/^persist-late-grant1-/, 5)).toEqual([...ids[0]].sort())
+    await helper.page.evaluate(() => (window as unknown as { release: () => void }).release())
+    expect(await arrived(/^persist-late-grant\d-/, 10), next.console.join('\n')).toEqual(ids.flat().sort())
+    expect(await w.stored(next.page, 'persist-late-grant', 0)).toEqual([])
     for (const { page } of [next, helper]) await page.close()
   }, 90_000)
 
