@@ -53,7 +53,6 @@ export interface BuiltMessage {
   stamp?: Stamp
 }
 
-
 /** The messages of queued JSON, for events and errors that carry them (parsed only then). */
 export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
   return batch.map((m) => JSON.parse((typeof __BROWSER__ === 'boolean' && __BROWSER__) ? (m as TextMessage).json : queuedText(m)) as SentMessage)
