@@ -1,5 +1,5 @@
 /**
- * Server runtimes with `Buffer` (Node, Bun; not in the browser build): version 4 UUIDs from a
+ * Server runtimes with `Buffer` (Node, Bun, Deno; not in the browser build): version 4 UUIDs from a
  * pool of random bytes, each written as one flat string. Node's `crypto.randomUUID` builds its
  * string from 20 concatenations, about 530 bytes of garbage a call (measured with a young
  * generation too large to collect, 4,000 calls), a fifth of what a `track()` allocated; this

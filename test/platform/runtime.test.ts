@@ -39,7 +39,7 @@ describe('randomUUID', () => {
     }
   })
 
-  it('uses crypto.randomUUID where there is no Buffer (browsers, Deno)', async () => {
+  it('uses crypto.randomUUID where there is no Buffer (browsers)', async () => {
     const real = globalThis.crypto
     vi.stubGlobal('Buffer', undefined)
     vi.stubGlobal('crypto', { randomUUID: () => '11111111-1111-4111-8111-111111111111', getRandomValues: (a: Uint8Array) => real.getRandomValues(a) })
