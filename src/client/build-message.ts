@@ -102,8 +102,8 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
   // (../platform/arena.ts): no text of the whole is made, a third less to allocate.
   if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
-    const stamp: Stamp = { type, id, at }
-    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stampedLength(stamp)), ownJson: own, stamp }
+    const stamp: Stamp = { type, id, at, bytes: stampedLength(type, id, at) }
+    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamp.bytes), ownJson: own, stamp }
   }
   const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many

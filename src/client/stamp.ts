@@ -18,6 +18,8 @@ export interface Stamp {
   type: MessageType
   id: string
   at: string
+  /** The stamped text's length in bytes (`stampedLength`), counted once. */
+  bytes: number
 }
 
 /** The stamped text up to the messageId's value, for a message of `type`. */
@@ -32,5 +34,5 @@ export const STAMP_END = '"}'
 const headLengths: Partial<Record<MessageType, number>> = {}
 
 /** The stamped text's length in bytes (ASCII: one byte a character). */
-export const stampedLength = ({ type, id, at }: Stamp): number =>
+export const stampedLength = (type: MessageType, id: string, at: string): number =>
   (headLengths[type] ??= stampHead(type).length) + id.length + STAMP_MIDDLE.length + at.length + STAMP_END.length

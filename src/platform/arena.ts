@@ -19,7 +19,7 @@
 import { stillWriting } from './transport.js'
 import type { BodyBuilder } from '../client/batcher.js'
 import type { BuiltMessage, QueuedMessage } from '../client/build-message.js'
-import { STAMP_MIDDLE, stampHead, stampedLength, type Stamp } from '../client/stamp.js'
+import { STAMP_MIDDLE, stampHead, type Stamp } from '../client/stamp.js'
 import type { MessageType } from '../message/types.js'
 
 /** Bytes of a slab; a larger message or body gets a slab of its own, not kept for reuse. */
@@ -72,19 +72,19 @@ export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }
   options.transport.takesPooledBodies === true && !options.persist
 
 /**
- * Copies a built message's JSON text into the current slab (`current` after the call), from its
- * parts where it has them (the caller's fields, then the stamped ones from their values: no text
- * of the whole, nor of the stamped fields, is ever made), else as it is. Where it starts.
+ * Copies a built message's JSON text (`ascii`: `isAscii(built)`, which the caller keeps too) into
+ * the current slab (`current` after the call), from its parts where it has them (the caller's
+ * fields, then the stamped ones from their values: no text of the whole, nor of the stamped
+ * fields, is ever made), else as it is. Where it starts.
  */
-export function writeMessage(built: BuiltMessage): number {
+export function writeMessage(built: BuiltMessage, ascii: boolean): number {
   const { json, bytes, ownJson, stamp } = built
-  const ascii = isAscii(built)
   const at = room(bytes)
   const slab = current!.bytes
   if (ownJson === undefined || stamp === undefined) write(slab, json, at, bytes, ascii)
   else {
     // `{…}` written as `{…,` (its `}` overwritten), or `{}` as `{`; then the stamped fields.
-    const head = ownJson.length > 2 ? bytes - stampedLength(stamp) : 1
+    const head = ownJson.length > 2 ? bytes - stamp.bytes : 1
     write(slab, ownJson, at, head, ascii)
     if (head > 1) slab[at + head - 1] = 0x2c // ','
     writeStamp(slab, at + head, stamp)
@@ -119,7 +119,7 @@ function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
  */
 export function isAscii({ json, bytes, ownJson, stamp }: BuiltMessage): boolean {
   if (ownJson === undefined || stamp === undefined) return bytes === json.length
-  return bytes === (ownJson.length > 2 ? ownJson.length : 1) + stampedLength(stamp)
+  return bytes === (ownJson.length > 2 ? ownJson.length : 1) + stamp.bytes
 }
 
 /** Node's own methods behind `Buffer#write`, where the runtime has them. */

@@ -36,12 +36,13 @@ export class HeldQueue {
 
   /** Copies `built`'s text into the arena and queues it last. */
   hold(built: BuiltMessage): void {
-    const at = writeMessage(built)
+    const ascii = isAscii(built)
+    const at = writeMessage(built, ascii)
     if (this.#tail === this.#at.length) this.#makeRoom()
     const i = this.#tail++
     this.#slabs[i] = currentSlab()
     this.#at[i] = at
-    this.#sizes[i] = built.bytes * 2 + (isAscii(built) ? 1 : 0)
+    this.#sizes[i] = built.bytes * 2 + (ascii ? 1 : 0)
   }
 
   /** Removes `count` messages from `start` on (as `Array#splice` does, for a `start` of 0 or more), and gives them as held regions. */

@@ -14,11 +14,13 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
  */
 export function writeKeyFromHeader(request: RequestHead): string | undefined {
   const header = request.headers.get('authorization')
-  // An OAuth token (analytics-python with OAuth on sends one, its `writeKey` in the body too): not
-  // a write key, nor the collector's to check; the body's `writeKey` names the source.
-  if (header === null || bearerToken(header) !== undefined) return undefined
+  if (header === null) return undefined
+  // A header seen before is decoded already (every request passes here: no other work first).
   const known = decodedKeys.get(header)
   if (known !== undefined) return known
+  // An OAuth token (analytics-python with OAuth on sends one, its `writeKey` in the body too): not
+  // a write key, nor the collector's to check; the body's `writeKey` names the source.
+  if (bearerToken(header) !== undefined) return undefined
   const key = decodeBasic(header)
   // A sender repeats one header on every request: decode each distinct value once, in a bounded
   // memo (oldest out first) so a stream of distinct headers cannot grow it. Failures are not kept.

@@ -31,7 +31,7 @@ export function parseJson(text: string): ParsedJson {
     return parseExact(text)
   } catch {
     // Python's NaN and Infinity, read as null (../../message/non-finite.ts).
-    const finite = /NaN|Infinity/.test(text) ? nonFiniteAsNull(text) : undefined
+    const finite = nonFiniteAsNull(text)
     if (finite !== undefined) {
       try {
         return parseExact(finite)
