@@ -4,9 +4,10 @@
  * opens thousands of sockets), at most `maxPending` are held in all (past that, `enqueue` says no
  * and ingest answers 503), and the destination's own in-memory schedule retries them. As in the
  * durable mode, a first attempt waits for its source's `Pacer`: while that source's requests are
- * being taken in and the event loop is saturated, one attempt at a time, so senders are answered
- * first (a retry, already scheduled by the destination, does not wait). Everything lives in this
- * process: what is still held when it stops is reported as not delivered.
+ * being taken in and the event loop is saturated, one attempt at a time (at most 200 a second),
+ * so senders are answered first (a retry, already scheduled by the destination, does not wait).
+ * Everything lives in this process: what is still held when it stops is reported as not
+ * delivered.
  */
 import type { Logger } from '../../logger.js'
 import type { DeliveryResult, WebhookDestination } from '../../webhooks/index.js'

@@ -72,6 +72,37 @@ describe('Pacer', () => {
     expect(second).toBe(true)
   })
 
+  it('held back, each attempt starts at least `spacingMs` after the one before, even when the one before is over', async () => {
+    const pacer = new Pacer(64, () => true, 1, 50, 1_000, 5)
+    pacer.ingestStarted()
+    const started: number[] = []
+    expect(pacer.admit()).toBeUndefined()
+    pacer.release()
+    for (const n of [2, 3]) void pacer.admit()!.then(() => started.push(n))
+    // The first is over, but 5 ms have not passed since it started.
+    await vi.advanceTimersByTimeAsync(4)
+    expect(started).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(started).toEqual([2])
+    pacer.release()
+    await vi.advanceTimersByTimeAsync(4)
+    expect(started).toEqual([2])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(started).toEqual([2, 3])
+    // A turn (work that leads to attempts) waits for the spacing too.
+    pacer.release()
+    let turned = false
+    void pacer.turn()!.then(() => (turned = true))
+    await vi.advanceTimersByTimeAsync(4)
+    expect(turned).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(turned).toBe(true)
+    // Not held back (ingest paused for `quietMs`): no spacing, all at once.
+    pacer.ingestEnded('accepted')
+    await vi.advanceTimersByTimeAsync(50)
+    expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
+  })
+
   it('a request refused (backlog full) does not hold attempts back: they drain the backlog', async () => {
     const pacer = new Pacer(3, () => true, 1, 50)
     pacer.ingestStarted()

@@ -188,9 +188,12 @@ describe('pacing (memory)', () => {
     expect(queue.enqueue(deliveries(4))).toBe(true)
     await vi.advanceTimersByTimeAsync(0)
     expect(requests).toHaveLength(1)
-    // The one attempt allowed lands; ingest is still recent: the next one goes, alone.
+    // The one attempt allowed lands; ingest is still recent: the next one goes, alone, once 5 ms
+    // have passed since the last one started.
     answer(0)
     await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(5)
     expect(requests).toHaveLength(2)
     expect(tally.snapshot().sources.web.forwarded).toBe(1)
     // 50 ms without a request taken in: the rest start together.
@@ -227,7 +230,7 @@ describe('pacing (memory)', () => {
     await vi.advanceTimersByTimeAsync(0)
     expect(requests).toHaveLength(1)
     answer(0, 503)
-    await vi.advanceTimersByTimeAsync(0)
+    await vi.advanceTimersByTimeAsync(5)
     // The first now waits 1 s for its retry: the second has its place.
     expect(requests).toHaveLength(2)
     expect(queue.counts()).toEqual({ pending: 2, retrying: 1 })
