@@ -10,8 +10,8 @@ import { utf8ByteLength } from '../platform/runtime.js'
 import type { QueuedMessage, TextMessage } from './build-message.js'
 import { LIBRARY_CONTEXT } from './stamp.js'
 
-/** Same length as any `Date#toISOString()` of years 0–9999. */
-const SENT_AT_PLACEHOLDER = '2000-01-01T00:00:00.000Z'
+/** A `sentAt` of the same length as any `Date#toISOString()` of years 0–9999 (1970's first instant). */
+const SENT_AT_PLACEHOLDER = new Date(0).toISOString()
 
 /** Builds request bodies for one write key; `plainText` adds `writeKey` (the CORS-free form). */
 export class BodyBuilder {

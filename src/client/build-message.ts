@@ -9,7 +9,7 @@ import { checkParts, serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
 import { heldText, type Held } from '../platform/arena.js'
-import { LIBRARY, LIBRARY_CONTEXT, stampedLength, type Stamp } from './stamp.js'
+import { LIBRARY, stampedLength, stampedText, type Stamp } from './stamp.js'
 
 export interface MessageDefaults {
   context: JsonObject | undefined
@@ -105,10 +105,9 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
     const stamp: Stamp = { type, id, at, bytes: stampedLength(type, id, at) }
     return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamp.bytes), ownJson: own, stamp }
   }
-  const stamped = own && `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.
-  return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stamped}`) }
+  return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stampedText(type, id, at)}`) }
 }
 
 /**

@@ -22,17 +22,20 @@ export interface Stamp {
   bytes: number
 }
 
-/** The stamped text up to the messageId's value, for a message of `type`. */
-export const stampHead = (type: MessageType): string => `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"`
+/** The stamped text, where it is made as a string (the arena writes it from `stampParts`). */
+export const stampedText = (type: MessageType, id: string, at: string): string =>
+  `"type":"${type}","context":${LIBRARY_CONTEXT},"messageId":"${id}","timestamp":"${at}"}`
 
-/** Between the messageId's value and the timestamp's. */
-export const STAMP_MIDDLE = '","timestamp":"'
+const parts: Partial<Record<MessageType, readonly string[]>> = {}
 
-/** After the timestamp's value, closing the message. */
-export const STAMP_END = '"}'
+/**
+ * The stamped text's constant parts for a message of `type`, cut from `stampedText`: before the
+ * messageId's value, between it and the timestamp's, and after that.
+ */
+export const stampParts = (type: MessageType): readonly string[] => (parts[type] ??= stampedText(type, '\0', '\0').split('\0'))
 
-const headLengths: Partial<Record<MessageType, number>> = {}
+const constantLengths: Partial<Record<MessageType, number>> = {}
 
 /** The stamped text's length in bytes (ASCII: one byte a character). */
 export const stampedLength = (type: MessageType, id: string, at: string): number =>
-  (headLengths[type] ??= stampHead(type).length) + id.length + STAMP_MIDDLE.length + at.length + STAMP_END.length
+  (constantLengths[type] ??= stampParts(type).join('').length) + id.length + at.length

@@ -19,7 +19,7 @@
 import { stillWriting } from './transport.js'
 import type { BodyBuilder } from '../client/batcher.js'
 import type { BuiltMessage, QueuedMessage } from '../client/build-message.js'
-import { STAMP_MIDDLE, stampHead, type Stamp } from '../client/stamp.js'
+import { stampParts, type Stamp } from '../client/stamp.js'
 import type { MessageType } from '../message/types.js'
 
 /** Bytes of a slab; a larger message or body gets a slab of its own, not kept for reuse. */
@@ -93,24 +93,26 @@ export function writeMessage(built: BuiltMessage, ascii: boolean): number {
 }
 
 /**
- * The stamped text's constant parts, as bytes (`stampHead` per type): made on first use, as this
- * module is loaded where there is no `Buffer` too (a worker bundling the Node build).
+ * The stamped text's constant parts (../client/stamp.ts `stampParts`) as bytes, per type: made on
+ * first use, as this module is loaded where there is no `Buffer` too (a worker bundling the Node
+ * build).
  */
-const heads: Partial<Record<MessageType, Uint8Array>> = {}
-let middle: Uint8Array | undefined
+const partBytes: Partial<Record<MessageType, Buffer[]>> = {}
 
-/** Writes `"type":…,"messageId":"<id>","timestamp":"<at>"}` at `from` (../client/stamp.ts). */
+/** Writes `"type":…,"messageId":"<id>","timestamp":"<at>"}` at `from`. */
 function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
-  const head = (heads[type] ??= Buffer.from(stampHead(type), 'latin1'))
+  const parts = (partBytes[type] ??= stampParts(type).map((part) => Buffer.from(part, 'latin1')))
+  const head = parts[0]!
+  const middle = parts[1]!
   slab.set(head, from)
   let i = from + head.length
   i += write(slab, id, i, id.length, true)
-  const between = (middle ??= Buffer.from(STAMP_MIDDLE, 'latin1'))
-  slab.set(between, i)
-  i += between.length
+  slab.set(middle, i)
+  i += middle.length
   i += write(slab, at, i, at.length, true)
-  slab[i] = 0x22 // '"'
-  slab[i + 1] = 0x7d // '}' (STAMP_END)
+  // The end is two bytes (`"}`): set one by one, cheaper than a call.
+  const end = parts[2]!
+  for (let k = 0; k < end.length; k++) slab[i + k] = end[k]!
 }
 
 /**
