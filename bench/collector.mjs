@@ -12,6 +12,7 @@
 import { fork } from 'node:child_process'
 import http from 'node:http'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { leanConnection } from './lean-http.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
 // bench/run.mjs freezes the build under test and names its index.js in BENCH_DIST.
@@ -46,33 +47,23 @@ function batchBody(size, int64 = false) {
  * percentiles of the requests answered 200.
  */
 async function loadGenerator({ url, urls = [url], durationMs, totalBatches, concurrency, int64, batchSize = BATCH_SIZE }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const [head, ...rest] = batchBody(batchSize, int64).split('@request')
-  const targets = urls.map((u) => new URL('/v1/batch', u))
-  const authorization = `Basic ${Buffer.from(`${KEY}:`).toString('base64')}`
+  const headers = { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from(`${KEY}:`).toString('base64')}` }
+  // One keep-alive connection a worker, worker i to urls[i % urls.length] (./lean-http.mjs).
+  const connections = Array.from({ length: concurrency }, (_, worker) => leanConnection(new URL('/v1/batch', urls[worker % urls.length]), headers))
   let ok = 0
   let refused = 0
   let started = 0
   const latencies = []
   const start = performance.now()
   const more = () => (totalBatches ? started < totalBatches : performance.now() - start < durationMs)
-  const post = (target, n) =>
-    new Promise((resolve) => {
-      const body = Buffer.from(head + rest.map((part) => `${process.pid}-${n}${part}`).join(''))
-      const headers = { 'content-type': 'application/json', 'content-length': body.length, authorization }
-      const req = http.request(target, { method: 'POST', agent, headers }, (res) => {
-        res.resume()
-        res.on('end', () => resolve(res.statusCode))
-      })
-      req.on('error', () => resolve(0))
-      req.end(body)
-    })
+  const post = (worker, n) => connections[worker].post(head + rest.map((part) => `${process.pid}-${n}${part}`).join(''))
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       while (more()) {
         const n = started++
         const sentAt = performance.now()
-        const status = await post(targets[worker % targets.length], n)
+        const status = await post(worker, n)
         if (status === 200) {
           ok++
           latencies.push(performance.now() - sentAt)
@@ -80,7 +71,7 @@ async function loadGenerator({ url, urls = [url], durationMs, totalBatches, conc
       }
     }),
   )
-  agent.destroy()
+  for (const connection of connections) connection.close()
   latencies.sort((a, b) => a - b)
   const p99 = latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]
   return { ok, refused, elapsedMs: performance.now() - start, p99 }
