@@ -20,8 +20,9 @@ const CLOSE = /\r\nconnection:[ \t]*close/i
  * new one). `close()` ends the connection.
  */
 export function leanConnection(url, headers) {
-  const { hostname, port, pathname, search } = new URL(url)
-  const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n${Object.entries(headers)
+  const { protocol, hostname, port, pathname, search, host } = new URL(url)
+  if (protocol !== 'http:') throw new Error(`lean-http: plain http:// only, not ${url}`)
+  const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: ${host}\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}Content-Length: `
   let socket
@@ -35,7 +36,7 @@ export function leanConnection(url, headers) {
   }
 
   const open = () => {
-    socket = net.connect(Number(port), hostname)
+    socket = net.connect(Number(port || 80), hostname)
     socket.setNoDelay(true)
     buffered = null
     const own = socket
