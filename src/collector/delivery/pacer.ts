@@ -28,6 +28,8 @@ export class Pacer {
   /** When the last attempt held back to `busy` started. */
   #lastPacedAt = Number.NEGATIVE_INFINITY
   #timer: ReturnType<typeof setTimeout> | undefined
+  /** When `#timer` fires. */
+  #timerDue = 0
 
   constructor(
     private readonly concurrency: number,
@@ -108,14 +110,22 @@ export class Pacer {
       this.#active++
       this.#waiting.shift()!()
     }
-    // Held back by ingest: look again once the spacing is over or ingest may have paused.
-    if (this.#waiting.length > 0 && this.#active < this.concurrency && this.#timer === undefined) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined
-        this.#pump()
-      }, Math.min(this.spacingMs, this.quietMs))
-      ;(this.#timer as { unref?: () => void }).unref?.()
+    // Held back by ingest: look again when the spacing is over, if that is what holds the next
+    // one back, else once ingest may have paused (an attempt that ends pumps again by itself).
+    if (this.#waiting.length === 0 || this.#active >= this.concurrency) return
+    const now = Date.now()
+    const due = this.#active < this.#limit() ? this.#lastPacedAt + this.spacingMs : now + this.quietMs
+    // (One timer: kept if it fires soon enough, else moved earlier.)
+    if (this.#timer !== undefined) {
+      if (this.#timerDue <= due) return
+      clearTimeout(this.#timer)
     }
+    this.#timerDue = due
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.#pump()
+    }, Math.max(1, due - now))
+    ;(this.#timer as { unref?: () => void }).unref?.()
   }
 }
 

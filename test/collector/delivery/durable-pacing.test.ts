@@ -103,6 +103,23 @@ describe('Pacer', () => {
     expect([pacer.admit(), pacer.admit(), pacer.admit()]).toEqual([undefined, undefined, undefined])
   })
 
+  it('held back by an attempt in flight (not by the spacing), it looks again when that attempt ends or ingest may have paused, not every `spacingMs`', async () => {
+    const pacer = new Pacer(64, () => true, 1, 50, 1_000, 5)
+    pacer.ingestStarted()
+    expect(pacer.admit()).toBeUndefined()
+    const timers = vi.spyOn(globalThis, 'setTimeout')
+    let started = false
+    void pacer.admit()!.then(() => (started = true))
+    await vi.advanceTimersByTimeAsync(40)
+    expect(started).toBe(false)
+    expect(timers).toHaveBeenCalledTimes(1)
+    // The attempt ends: the next starts (the spacing is long over).
+    pacer.release()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(started).toBe(true)
+    timers.mockRestore()
+  })
+
   it('a request refused (backlog full) does not hold attempts back: they drain the backlog', async () => {
     const pacer = new Pacer(3, () => true, 1, 50)
     pacer.ingestStarted()
