@@ -149,20 +149,33 @@ export const heldText = (held: Held): string => held.slab.bytes.toString(held.as
 /** The regions of the bodies made by `heldBody` and not yet released. */
 const regions = new WeakMap<Uint8Array, Held>()
 
+/**
+ * A builder's envelope (../client/batcher.ts), cut once: `{"batch":[` before the messages, and
+ * the rest around its `sentAt` (with `plainText`, the write key, which may be any text; JSON
+ * escapes a NUL in it, so the marker below is found only where `sentAt` goes).
+ */
+const envelopes = new WeakMap<BodyBuilder, readonly [head: string, beforeSentAt: string, afterSentAt: string]>()
+
+function envelopeOf(builder: BodyBuilder): readonly [string, string, string] {
+  const empty = builder.build([], '\0')
+  const cut = empty.indexOf('[') + 1
+  const [before, after] = empty.slice(cut).split('\0') as [string, string]
+  const envelope = [empty.slice(0, cut), before, after] as const
+  envelopes.set(builder, envelope)
+  return envelope
+}
+
 /** `batch`'s request body (the envelope of `builder` around its held messages), in a slab. */
 export function heldBody(builder: BodyBuilder, batch: readonly QueuedMessage[]): Uint8Array<ArrayBuffer> {
-  // The envelope: `{"batch":[` before the messages, the rest after (with `plainText`, the write
-  // key, which may be any text).
-  const empty = builder.build([], new Date().toISOString())
-  const cut = empty.indexOf('[') + 1
-  const after = empty.slice(cut)
+  const [head, beforeSentAt, afterSentAt] = envelopes.get(builder) ?? envelopeOf(builder)
+  const after = beforeSentAt + new Date().toISOString() + afterSentAt
   const afterBytes = Buffer.byteLength(after)
-  let length = cut + afterBytes + Math.max(0, batch.length - 1)
+  let length = head.length + afterBytes + Math.max(0, batch.length - 1)
   for (const m of batch) length += m.bytes
   const at = room(length)
   const slab = current!
   const out = slab.bytes
-  let i = at + write(out, empty, at, cut, true)
+  let i = at + write(out, head, at, head.length, true)
   for (let n = 0; n < batch.length; n++) {
     if (n > 0) out[i++] = 0x2c // ','
     const m = batch[n] as Held
