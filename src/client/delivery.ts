@@ -106,9 +106,10 @@ export class Delivery {
     this.#hooks = hooks
     this.#log = log
     this.#limiter = new Limiter(options.maxConcurrentRequests, this.#stop.signal)
-    this.#headers = options.plainText
+    // Frozen: the Node transport then makes its list of them once (src/platform/node-http.ts).
+    this.#headers = Object.freeze<Record<string, string>>(options.plainText
       ? { 'Content-Type': 'text/plain' }
-      : { 'Content-Type': 'application/json', Authorization: basicAuth(options.writeKey) }
+      : { 'Content-Type': 'application/json', Authorization: basicAuth(options.writeKey) })
   }
 
   /**

@@ -104,6 +104,21 @@ describe('nodeRequest', () => {
     // The same URL again comes from the parsed-URL cache: the same answer.
     expect(await answer(`http://127.0.0.1:${port}/v1/batch?x=1`)).toMatchObject({ url: '/v1/batch?x=1' })
   })
+
+  it('sends each request the headers it is given: a frozen object\'s list is kept per target, another is read again', async () => {
+    const answer = async (url: string, headers: Record<string, string>) =>
+      JSON.parse(await (await nodeRequest(url, { method: 'POST', headers, body: '{}' })).text())
+    // Frozen (as a client's are): the same object to two targets, each with its own Host and credentials.
+    const frozen = Object.freeze({ 'Content-Type': 'application/json' })
+    expect(await answer(`http://a:b@127.0.0.1:${port}/one`, frozen)).toMatchObject({ host: `127.0.0.1:${port}`, authorization: `Basic ${btoa('a:b')}` })
+    expect(await answer(`http://[::1]:${port}/two`, frozen)).toMatchObject({ host: `[::1]:${port}`, authorization: null })
+    expect(await answer(`http://a:b@127.0.0.1:${port}/one`, frozen)).toMatchObject({ authorization: `Basic ${btoa('a:b')}` })
+    // Not frozen: changed between two requests, the second sends what it holds then.
+    const open: Record<string, string> = { Authorization: 'Bearer one' }
+    expect(await answer(`http://127.0.0.1:${port}/three`, open)).toMatchObject({ authorization: 'Bearer one' })
+    open.Authorization = 'Bearer two'
+    expect(await answer(`http://127.0.0.1:${port}/three`, open)).toMatchObject({ authorization: 'Bearer two' })
+  })
 })
 
 describe('nodeRequest: the status decides, bodies are capped', () => {
