@@ -154,22 +154,27 @@ const regions = new WeakMap<Uint8Array, Held>()
  * the rest around its `sentAt` (with `plainText`, the write key, which may be any text; JSON
  * escapes a NUL in it, so the marker below is found only where `sentAt` goes).
  */
-const envelopes = new WeakMap<BodyBuilder, readonly [head: string, beforeSentAt: string, afterSentAt: string]>()
+const envelopes = new WeakMap<BodyBuilder, Envelope>()
 
-function envelopeOf(builder: BodyBuilder): readonly [string, string, string] {
+/** The envelope's text before the messages, and after them around `sentAt`, with their bytes. */
+type Envelope = readonly [head: string, beforeSentAt: string, afterSentAt: string, bytesAfter: number]
+
+function envelopeOf(builder: BodyBuilder): Envelope {
   const empty = builder.build([], '\0')
   const cut = empty.indexOf('[') + 1
   const [before, after] = empty.slice(cut).split('\0') as [string, string]
-  const envelope = [empty.slice(0, cut), before, after] as const
+  const envelope = [empty.slice(0, cut), before, after, Buffer.byteLength(before) + Buffer.byteLength(after)] as const
   envelopes.set(builder, envelope)
   return envelope
 }
 
 /** `batch`'s request body (the envelope of `builder` around its held messages), in a slab. */
 export function heldBody(builder: BodyBuilder, batch: readonly QueuedMessage[]): Uint8Array<ArrayBuffer> {
-  const [head, beforeSentAt, afterSentAt] = envelopes.get(builder) ?? envelopeOf(builder)
-  const after = beforeSentAt + new Date().toISOString() + afterSentAt
-  const afterBytes = Buffer.byteLength(after)
+  const [head, beforeSentAt, afterSentAt, bytesAfter] = envelopes.get(builder) ?? envelopeOf(builder)
+  const sentAt = new Date().toISOString()
+  const after = beforeSentAt + sentAt + afterSentAt
+  // (An ISO date is ASCII: a byte a character.)
+  const afterBytes = bytesAfter + sentAt.length
   let length = head.length + afterBytes + Math.max(0, batch.length - 1)
   for (const m of batch) length += m.bytes
   const at = room(length)

@@ -163,7 +163,7 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
   const { body, signal, timeoutMs } = init
   const maxBodyBytes = init.maxBodyBytes ?? MAX_ANSWER_BYTES
   // A string body goes out in one write with the headers (a Buffer would take a writev).
-  const payload = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  const payload = body === undefined || typeof body === 'string' || Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   const headers = [...headerList(init.headers, target), 'Content-Length', String(payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength)]
   if (signal?.aborted) throw signal.reason
   return new Promise<NodeAnswer>((resolve, reject) => {
