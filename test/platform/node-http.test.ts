@@ -189,19 +189,20 @@ describe('nodeRequest: a body answered before it was all written', () => {
 })
 
 describe('Stop', () => {
-  it('calls each listener once on abort, not removed ones, and keeps none after', () => {
+  it('calls each listener once on abort, in order, not removed ones, and keeps none after', () => {
     const stop = new Stop()
     const calls: string[] = []
-    const a = () => calls.push('a')
-    const b = () => calls.push('b')
-    stop.addEventListener('abort', a)
-    stop.addEventListener('abort', b)
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => () => calls.push(name))
+    for (const listener of [a, b, c, d]) stop.addEventListener('abort', listener)
     stop.removeEventListener('abort', b)
+    stop.removeEventListener('abort', b) // (Twice: nothing more goes.)
     expect(stop.aborted).toBeFalsy()
     stop.abort()
     expect(stop.aborted).toBe(true)
     expect(stop.reason).toBeInstanceOf(Error)
-    expect(calls).toEqual(['a'])
-    expect(stop.size).toBe(0)
+    expect(calls).toEqual(['a', 'c', 'd'])
+    // None kept: aborted again, it calls nothing.
+    stop.abort()
+    expect(calls).toEqual(['a', 'c', 'd'])
   })
 })

@@ -15,14 +15,14 @@ export function orStopped<T>(attempt: Promise<T>, stop: Stop): Promise<T | typeo
   if (stop.aborted) return Promise.resolve(STOPPED)
   return new Promise((resolve, reject) => {
     const stopped = () => resolve(STOPPED)
-    stop.add(stopped)
+    stop.addEventListener('abort', stopped)
     attempt.then(
       (outcome) => {
-        stop.delete(stopped)
+        stop.removeEventListener('abort', stopped)
         resolve(outcome)
       },
       (error: unknown) => {
-        stop.delete(stopped)
+        stop.removeEventListener('abort', stopped)
         reject(error)
       },
     )
