@@ -36,7 +36,10 @@ export class Stop implements StopSignal {
     this.#listeners.push(listener)
   }
 
-  /** (From the end: the one removed is most often one of the latest added.) */
+  /**
+   * A linear search, over what waits on the signal: the requests in flight (at most
+   * `maxConcurrentRequests`), the limiter, and in an outage the batches waiting to retry.
+   */
   removeEventListener(_type: 'abort', listener: () => void): void {
     const at = this.#listeners.lastIndexOf(listener)
     if (at >= 0) this.#listeners.splice(at, 1)
