@@ -18,6 +18,14 @@ const DASH = 45
 
 let pool: Uint8Array | undefined
 let next = POOL_BYTES
+/**
+ * Where a fill starts serving: the first serves its last 16 UUIDs only, so the refill runs again
+ * at the 17th call, once V8 records how each step of `pooledUUID` goes. Refilled first at the
+ * 257th, after V8 had optimised the function without it, the refill deoptimised it and it was
+ * compiled again, in every process (`node --trace-deopt`): 0.2 CPU µs more per event over 20,000
+ * events (bench/peers.mjs `--part e2e --sdk ours`, in turns with and without this, 12 runs each).
+ */
+let servedFrom = POOL_BYTES - 16 * 16
 let text: Latin1Buffer | undefined
 
 /** A UUID, or `undefined` where there is no `Buffer` with `latin1Slice` or no `crypto.getRandomValues`. */
@@ -29,19 +37,12 @@ export function pooledUUID(): string | undefined {
     out[8] = out[13] = out[18] = out[23] = DASH
     pool = new Uint8Array(POOL_BYTES)
     text = out
-    // The first fill serves 16 UUIDs only, so the refill below runs again at the 17th call, once
-    // V8 records how each step of this function goes. Refilled first at the 257th, after V8 had
-    // optimised the function without it, the refill deoptimised it and it was compiled again,
-    // in every process (`node --trace-deopt`): 0.2 CPU µs more per event over 20,000 events
-    // (bench/peers.mjs `--part e2e --sdk ours`, in turns with and without this, 12 runs each).
-    if (typeof globalThis.crypto?.getRandomValues !== 'function') return undefined
-    globalThis.crypto.getRandomValues(pool)
-    next = POOL_BYTES - 16 * 16
   }
   if (next + 16 > POOL_BYTES) {
     if (typeof globalThis.crypto?.getRandomValues !== 'function') return undefined
     globalThis.crypto.getRandomValues(pool!)
-    next = 0
+    next = servedFrom
+    servedFrom = 0
   }
   const bytes = pool!
   const out = text
