@@ -22,12 +22,19 @@ const SELF = fileURLToPath(import.meta.url)
 // ---------------------------------------------------------------------------------------------
 // (1) track() cost, in a child
 
-async function partTrack() {
+/**
+ * `transport`: `node`, the client as Node users get it (its Node transport, which keeps queued
+ * messages as bytes outside the heap), posting to the loopback sink in its own process; or
+ * `fetch`, a `fetch` of the caller's own that answers 200 at once (the queue then holds strings).
+ * flushAt and maxQueueSize are huge, so that track() only validates, stamps, serialises and
+ * enqueues; the queue is flushed (untimed) between runs.
+ */
+async function partTrack(transport) {
   const { Client } = await import(pathToFileURL(DIST).href)
-  // No network: a fetch that answers 200 at once. flushAt/maxQueueSize huge so that track() only
-  // validates, stamps, serialises and enqueues; the queue is flushed (untimed) between runs.
+  const { spawnSink } = await import('./sink.mjs')
+  const server = transport === 'node' ? await spawnSink() : undefined
   const ok = () => Promise.resolve(new Response('{"success":true}', { status: 200 }))
-  const client = new Client('bench-key', { fetch: ok, flushAt: 1_000_000, maxQueueSize: 10_000_000, flushAfter: 3_600_000 })
+  const client = new Client('bench-key', { ...(server ? { endpoint: server.url } : { fetch: ok }), flushAt: 1_000_000, maxQueueSize: 10_000_000, flushAfter: 3_600_000 })
   const POOL = 1024
   const inputs = Array.from({ length: POOL }, (_, i) => makeEvent(i))
   const sample = client.track(inputs[0])
@@ -63,6 +70,7 @@ async function partTrack() {
     if (run >= WARMUP) strNs.push(Number(process.hrtime.bigint() - t0) / CALLS)
   }
   await client.close()
+  await server?.stop()
   return { nsPerCall: median(perCall), cpuNsPerCall: median(cpuPerCall), runs: perCall, calls: CALLS, bytes, propertyCount, stringifyNs: median(strNs), sink }
 }
 
@@ -111,11 +119,14 @@ function importCost() {
 export async function run() {
   const rows = []
   log('client: track() cost')
-  const t = await runJsonChild(SELF, ['--part', 'track'])
+  const t = await runJsonChild(SELF, ['--part', 'track', '--transport', 'node'])
   log(`client: message ${t.bytes} bytes, ${t.propertyCount} properties; runs (ns/call): ${t.runs.map((x) => x.toFixed(0)).join(' ')}`)
   rows.push({ name: `track() per call (${t.bytes}-byte msg, ${t.propertyCount} props)`, value: +(t.nsPerCall / 1000).toFixed(2), unit: 'µs', target: '≤ 3' })
   rows.push({ name: 'track() per call, process CPU time', value: +(t.cpuNsPerCall / 1000).toFixed(2), unit: 'µs', target: '' })
   rows.push({ name: 'for scale: one JSON.stringify of that msg', value: +(t.stringifyNs / 1000).toFixed(2), unit: 'µs', target: '' })
+  const f = await runJsonChild(SELF, ['--part', 'track', '--transport', 'fetch'])
+  log(`client: with a fetch of its own, runs (ns/call): ${f.runs.map((x) => x.toFixed(0)).join(' ')}`)
+  rows.push({ name: 'track() per call, with a `fetch` option (queued as strings)', value: +(f.nsPerCall / 1000).toFixed(2), unit: 'µs', target: '' })
 
   log('client: end to end, 100,000 events, default options')
   const e = await runE2E({ events: 100_000 }, 240_000)
@@ -145,7 +156,7 @@ if (process.argv[1] === SELF) {
   const argv = process.argv.slice(2)
   const part = argv.includes('--part') ? argv[argv.indexOf('--part') + 1] : undefined
   if (part === 'track') {
-    process.stdout.write(`${JSON.stringify(await partTrack())}\n`)
+    process.stdout.write(`${JSON.stringify(await partTrack(argv[argv.indexOf('--transport') + 1]))}\n`)
     process.exit(0)
   } else if (part === 'e2e') {
     const config = JSON.parse(argv[argv.indexOf('--config') + 1])
