@@ -156,7 +156,7 @@ export async function run() {
       }
     }
   }
-  // One line of the README's table per mode and process count (see bench/run.mjs).
+  // One line of the durable table of docs/performance.md per mode and process count (see bench/run.mjs).
   return rows.map((row) => ({ ...row, group: row.name.slice(0, row.name.indexOf(': ')) }))
 }
 

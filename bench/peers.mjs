@@ -289,7 +289,7 @@ export async function run() {
       target: '',
     })
   }
-  // The README's table (see bench/run.mjs): a line per figure, a column per SDK, notes apart.
+  // The peers table of docs/performance.md (see bench/run.mjs): a line per figure, a column per SDK, notes apart.
   return rows.map((row) => {
     const [, figure, sdk, note] = /^\s*(.+): (\S+ \d[\w.-]*)(?: \((.+)\))?$/.exec(row.name) ?? []
     return figure ? { ...row, group: figure, column: sdk, ...(note && { note }) } : row

@@ -1,6 +1,6 @@
 /**
  * bench/results.json: what `npm run bench` measured last, module by module, committed so that the
- * README's Performance tables (bench/readme.mjs) are written from measurements, never by hand.
+ * tables of docs/performance.md (bench/docs-tables.mjs) are written from measurements, never by hand.
  *
  *   {
  *     "runs": { "<module>@<date>": { module, date, version, commit, node, cpu, cores,
@@ -12,14 +12,14 @@
  * can say when, on what machine and under what load its figures were measured. Rows are merged:
  * a new run of a module replaces that module's rows of the same `group` (a row without one is in
  * the module's unnamed group), in place, so `BENCH_ONLY=client` (or durable's `BENCH_MODES=Redis`)
- * updates only what it measured and keeps the order of the README's lines.
+ * updates only what it measured and keeps the order of the tables' lines.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 
-/** The bench modules (bench/<name>.mjs), in the order `npm run bench` runs and the README lists them. */
+/** The bench modules (bench/<name>.mjs), in the order `npm run bench` runs and docs/performance.md lists them. */
 export const MODULES = ['client', 'transport', 'peers', 'faults', 'webhooks', 'collector', 'tracking-plan', 'durable']
 
-/** Where run.mjs saves and readme.mjs reads. */
+/** Where run.mjs saves and docs-tables.mjs reads. */
 export const RESULTS_FILE = new URL('./results.json', import.meta.url)
 
 /** 'ok' / 'MISS' / '' for a target like '≤ 3', '>= 2000', '< 1.5'. */

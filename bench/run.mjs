@@ -10,14 +10,14 @@
  * module prints on stdout/stderr is shown as progress and never mixed with the result.
  *   BENCH_ONLY=client,faults   run a subset
  *   BENCH_TIMEOUT_S=900        per-module time limit (then it counts as crashed)
- *   --readme                   then write the README's Performance tables (bench/readme.mjs)
+ *   --docs                     then write the tables of docs/performance.md (bench/docs-tables.mjs)
  *   --no-save                  do not save the results (a trial run)
  *
  * Each module's rows are saved to bench/results.json as soon as it finishes (bench/results.mjs:
  * merged with the saved ones, so a subset updates only its rows), with the date, machine, Node
  * version and the load average before and after it. A module that crashes saves nothing.
  *
- * Besides name, value, unit and target, a row may carry fields for the README's tables:
+ * Besides name, value, unit and target, a row may carry fields for the docs' tables:
  *   group    rows of a module with the same group are one line of its table (durable: one mode
  *            and process count; peers: one figure), and a partial run replaces whole groups;
  *   column   the column of that line the row fills (peers: the SDK); default: the name after
@@ -150,6 +150,6 @@ console.log(`\nisomorphic-analytics ${version} · node ${process.version} · ${o
 console.log(table(all))
 const missed = all.filter((r) => r.ok === 'MISS').length
 console.log(`\n${missed} target(s) missed${crashed.length ? `; crashed: ${crashed.join(', ')} (their saved rows are left as they were)` : ''}`)
-if (save) console.log(`saved to bench/results.json${process.argv.includes('--readme') ? '' : '; `node bench/readme.mjs` writes them into README.md'}`)
-if (process.argv.includes('--readme')) console.log((await import('./readme.mjs')).writeReadme())
+if (save) console.log(`saved to bench/results.json${process.argv.includes('--docs') ? '' : '; `node bench/docs-tables.mjs` writes them into docs/performance.md'}`)
+if (process.argv.includes('--docs')) console.log((await import('./docs-tables.mjs')).writeTables())
 process.exit(crashed.length ? 1 : 0)

@@ -6,7 +6,7 @@
  *
  *   node scripts/size-peers.mjs [--dir /tmp/peers] [--no-install]
  *
- * Prints a Markdown table for the README's size section. Run `npm run build` first (our row uses dist/).
+ * Prints a Markdown table for the bundle size section of docs/performance.md. Run `npm run build` first (our row uses dist/).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'

@@ -9,7 +9,7 @@
  * Also the collector console's assets (script and stylesheet as served, scripts/console-assets.mjs),
  * against their own budget of 60 KB gzipped in all.
  * Exits 1 above a budget. Run `npm run build` first. Flags: `--json` (machine-readable output),
- * `--readme` (writes the figures into README.md's Size section; a test checks they are current).
+ * `--docs` (writes the figures into the docs pages that quote them; a test checks they are current).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
@@ -77,8 +77,8 @@ async function consoleSize() {
   return { sizes, gz: Object.values(sizes).reduce((n, size) => n + size.gz, 0) }
 }
 
-/** Every size the README quotes (its Size section, and the console's), measured now. */
-export async function readmeFigures() {
+/** Every size the docs quote (docs/performance.md's bundle size, docs/console.md's), measured now. */
+export async function docsFigures() {
   const total = await measure(ENTRY_SOURCE, root)
   const marginal = {}
   for (const [dep] of total.perPackage.filter(([name]) => name !== '(own code)')) {
@@ -90,9 +90,9 @@ export async function readmeFigures() {
   return { version, min: total.min, gz: total.gz, ownPercent: Math.round((100 * own) / total.min), marginal, script, console: (await consoleSize()).gz }
 }
 
-/** README text with the sizes it quotes replaced by `figures`. */
-export function withFigures(readme, figures) {
-  return readme
+/** A page's text with the sizes it quotes replaced by `figures`. */
+export function withFigures(page, figures) {
+  return page
     .replace(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m, `| isomorphic-analytics ${figures.version} | ${kb(figures.min)} | ${kb(figures.gz)} |`)
     .replace(/our own code \(\d+% of the minified/, `our own code (${figures.ownPercent}% of the minified`)
     .replace(/everything bundled\) is [\d.]+ KB gzipped/, `everything bundled) is ${kb(figures.script)} gzipped`)
@@ -100,10 +100,13 @@ export function withFigures(readme, figures) {
 }
 
 async function main() {
-  if (process.argv.includes('--readme')) {
-    const path = resolve(root, 'README.md')
-    writeFileSync(path, withFigures(readFileSync(path, 'utf8'), await readmeFigures()))
-    console.log('README.md: Size figures updated')
+  if (process.argv.includes('--docs')) {
+    const figures = await docsFigures()
+    for (const page of ['docs/performance.md', 'docs/console.md']) {
+      const path = resolve(root, page)
+      writeFileSync(path, withFigures(readFileSync(path, 'utf8'), figures))
+    }
+    console.log('docs: size figures updated')
   }
   const json = process.argv.includes('--json')
   const total = await measure(ENTRY_SOURCE, root)

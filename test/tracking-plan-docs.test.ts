@@ -1,5 +1,5 @@
 /**
- * The README's tracking-plan example runs as pasted (from the build, importing the package by
+ * The tracking-plan page's first example runs as pasted (from the build, importing the package by
  * name, TypeScript stripped by esbuild) and prints what its comments say. Its client's endpoint
  * (https://collector.example.com) is sent to a loopback recorder by the preload that redirects
  * fetch and node:http(s) (support/redirect.ts; the client sends over node:http on Node), so the
@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { transform } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readDoc } from './helpers/docs.js'
 import { REDIRECT } from './runtimes/support/redirect.js'
 import { expectCleanExit, requireBuild, ROOT, run, scratchDir } from './runtimes/support/runtimes.js'
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
-const section = README.slice(README.indexOf('\n## Tracking plans'))
+const section = readDoc('docs/tracking-plans.md')
 const example = /^```ts\n([\s\S]*?)^```/m.exec(section)?.[1] ?? ''
 
 let scratch: ReturnType<typeof scratchDir>
@@ -41,7 +41,7 @@ afterAll(async () => {
   scratch?.remove()
 })
 
-describe('README: Tracking plans example', () => {
+describe('docs: Tracking plans example', () => {
   it('runs: zod keeps the bad track back, the collector blocks two of three and answers 200', async () => {
     expect(example).toContain("from 'zod'")
     const { code } = await transform(example, { loader: 'ts', format: 'esm' })

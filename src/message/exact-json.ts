@@ -58,7 +58,7 @@ const opensValue = (code: number) => code === 58 || code === 44 || code === 91
  * Whether `text` holds 16 or more ASCII digits in a row that may be a number: the run follows
  * `:`, `,` or `[` (spaces and one `-` between), or starts the text. Any such run covers a position
  * `i` with `i % 16 === 15`, so only those are probed, and the run around a digit found there is
- * measured. (About 4× faster than `/\d{16}/.test(text)` on a 32 KB batch: 8 µs against 30.)
+ * measured, which is several times faster than `/\d{16}/.test(text)` on a large batch.
  * It may say yes for text inside a string (`"a:1234567890123456"`): the slow path is then exact too.
  */
 export function mayHoldLongInteger(text: string): boolean {

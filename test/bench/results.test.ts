@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { tableText } from '../../bench/readme.mjs'
+import { tableText } from '../../bench/docs-tables.mjs'
 import { mergeRun, type BenchResults, type BenchRun } from '../../bench/results.mjs'
 
 const run = (module: string, date: string, load = 1): BenchRun => ({
@@ -45,7 +45,7 @@ describe('bench/results.json', () => {
   })
 })
 
-describe('bench/readme.mjs', () => {
+describe('bench/docs-tables.mjs', () => {
   it('grouped rows make a grid (a line per group, a column per column, the targets last); others a list', () => {
     const results = mergeRun(empty, run('peers', '2026-11-23T10:00:00Z', 3), [
       row('track(): ours 1.0', 5.25, { group: 'track()', column: 'ours 1.0' }),

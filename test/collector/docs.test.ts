@@ -1,12 +1,13 @@
-import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { HELP } from '../../src/cli/args.js'
 import { COLLECTOR_DEFAULTS } from '../../src/collector/config.js'
+import { readDoc } from '../helpers/docs.js'
 
-const docs = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const collectorPage = readDoc('docs/collector.md')
+const cliPage = readDoc('docs/cli.md')
 
 function tableRows(heading: string): Map<string, string[]> {
-  const section = docs.split(heading)[1].split('\n\n').find((block) => block.startsWith('|'))!
+  const section = collectorPage.split(heading)[1].split('\n\n').find((block) => block.startsWith('|'))!
   const rows = new Map<string, string[]>()
   for (const line of section.split('\n').slice(2)) {
     const cells = line.split('|').slice(1, -1).map((c) => c.trim())
@@ -15,9 +16,9 @@ function tableRows(heading: string): Map<string, string[]> {
   return rows
 }
 
-describe('README: collector, CLI, testing kit', () => {
+describe('docs: collector and CLI', () => {
   it('documents every numeric default as the resolver applies it', () => {
-    const rows = tableRows('### Configuration')
+    const rows = tableRows('## Configuration')
     for (const [option, value] of Object.entries(COLLECTOR_DEFAULTS)) {
       if (typeof value !== 'number') continue
       expect(rows.get(option)?.[0], option).toBe(`\`${value}\``)
@@ -29,6 +30,6 @@ describe('README: collector, CLI, testing kit', () => {
     flags.delete('--help')
     flags.delete('--version')
     expect(flags.size).toBeGreaterThan(8)
-    for (const flag of flags) expect(docs, flag).toContain(`\`${flag}`)
+    for (const flag of flags) expect(cliPage, flag).toContain(`\`${flag}`)
   })
 })

@@ -1,5 +1,5 @@
 /**
- * Docs that run: every code block of the README, from the packed tarball, importing
+ * Docs that run: every code block of the README and of docs/, from the packed tarball, importing
  * `isomorphic-analytics` by name as users do, against loopback servers (the project they run in:
  * support/docs-project.ts; examples/ runs in examples-run.test.ts).
  *
@@ -29,19 +29,15 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { transform, build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
+import { type Block, codeBlocks, DOC_FILES, readDoc } from '../helpers/docs.js'
 import { launchChromium } from './support/browser.js'
 import { clean, ENV, postSignedTrack, untilOutput, useDocsProject } from './support/docs-project.js'
 import { ROOT, run, type RunResult } from './support/runtimes.js'
 
-interface Block { lang: string; code: string; line: number }
-
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
-const BLOCKS: Block[] = [...README.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)].map((m) => ({
-  lang: m[1],
-  code: m[2],
-  line: README.slice(0, m.index).split('\n').length,
-}))
-const label = (b: Block) => `README.md:${b.line} (${b.lang})`
+const BLOCKS: Block[] = codeBlocks()
+const label = (b: Block) => `${b.file}:${b.line} (${b.lang})`
+/** A file name for a block's code in the scratch project: unique per file and line. */
+const blockName = (b: Block) => `block-${b.file.replace(/\W+/g, '-')}-${b.line}`
 
 const CODE = ['ts', 'js', 'typescript', 'javascript', 'mjs']
 const SHELL = ['sh', 'bash', 'shell']
@@ -89,8 +85,8 @@ function cliArgs(command: string): string[] {
   return [join(project.dir, 'node_modules/isomorphic-analytics/dist/cli.js'), ...args.split(/\s+/)]
 }
 
-describe('every README code block runs as pasted (from the packed package)', () => {
-  it('the README has the blocks this test knows how to run, and no other kind', () => {
+describe('every code block of the README and docs/ runs as pasted (from the packed package)', () => {
+  it('the docs have the blocks this test knows how to run, and no other kind', () => {
     const unknown = BLOCKS.filter((b) => !KNOWN.includes(b.lang)).map((b) => `${label(b)}: a \`${b.lang || '(no language)'}\` block`)
     expect(unknown, 'blocks this test does not know how to run').toEqual([])
     expect(nodeBlocks.length).toBeGreaterThanOrEqual(7)
@@ -98,7 +94,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
 
   it.each(nodeBlocks.map((b) => [label(b), b] as const))('%s', async (_label, block) => {
     const { code } = await transform(block.code, { loader: 'ts', format: 'esm' })
-    const file = `block-${block.line}.mjs`
+    const file = `${blockName(block)}.mjs`
     writeFileSync(join(project.dir, file), code)
     if (/\.listen\(/.test(block.code)) {
       const code = await whileListening([file], async (url, output) => {
@@ -131,9 +127,9 @@ describe('every README code block runs as pasted (from the packed package)', () 
   })
 
   it.each(BLOCKS.filter(isVitest).map((b) => [label(b), b] as const))('%s passes under vitest', async (_label, block) => {
-    writeFileSync(join(project.dir, `block-${block.line}.test.ts`), block.code)
+    writeFileSync(join(project.dir, `${blockName(block)}.test.ts`), block.code)
     writeFileSync(join(project.dir, 'vitest.config.mjs'), "export default { test: { include: ['*.test.ts'] } }\n")
-    const result = await node([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', `block-${block.line}.test.ts`, '--root', project.dir, '--config', 'vitest.config.mjs'], { NO_COLOR: '1', FORCE_COLOR: '0' }, 60_000)
+    const result = await node([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', `${blockName(block)}.test.ts`, '--root', project.dir, '--config', 'vitest.config.mjs'], { NO_COLOR: '1', FORCE_COLOR: '0' }, 60_000)
     expect(result.stdout + result.stderr).toMatch(/Tests\s+2 passed \(2\)/)
     expect(result.code, result.stdout + result.stderr).toBe(0)
   }, 90_000)
@@ -144,7 +140,7 @@ describe('every README code block runs as pasted (from the packed package)', () 
 
   it('the sh blocks: the CLI command runs; the npm commands are the ones this test and CI run', async () => {
     const commands = shellBlocks.flatMap(commandsOf)
-    for (const npm of commands.filter((c) => c.startsWith('npm '))) expect(NPM_COMMANDS, 'an npm command in the README').toContain(npm)
+    for (const npm of commands.filter((c) => c.startsWith('npm '))) expect(NPM_COMMANDS, 'an npm command in the docs').toContain(npm)
     expect(commands).toEqual(expect.arrayContaining(NPM_COMMANDS))
     const cli = commands.filter(isCli)
     expect(cli.length).toBeGreaterThan(0)
@@ -269,16 +265,17 @@ await client.flush()
   }, 90_000)
 })
 
-describe('figures in the README come from the scripts that measure them', () => {
-  it('the sizes it quotes (Size section, console) are what scripts/size.mjs measures now (`npm run size -- --readme` rewrites them)', async () => {
+describe('figures in the docs come from the scripts that measure them', () => {
+  it('the sizes they quote (bundle size, console) are what scripts/size.mjs measures now (`npm run size -- --docs` rewrites them)', async () => {
     // @ts-expect-error: a plain .mjs script, without declarations
-    const { readmeFigures, withFigures } = (await import('../../scripts/size.mjs')) as {
-      readmeFigures(): Promise<unknown>
+    const { docsFigures, withFigures } = (await import('../../scripts/size.mjs')) as {
+      docsFigures(): Promise<unknown>
       withFigures(readme: string, figures: unknown): string
     }
-    const figures = await readmeFigures()
+    const figures = await docsFigures()
     // Each figure's sentence is still there for the script to find (a rewording must update it).
-    expect(README).toMatch(/no framework\), about\s+[\d.]+ KB\s+gzipped in all/)
-    expect(README).toBe(withFigures(README, figures))
+    expect(readDoc('docs/console.md')).toMatch(/no framework\), about\s+[\d.]+ KB\s+gzipped in all/)
+    expect(readDoc('docs/performance.md')).toMatch(/^\| isomorphic-analytics [^|]+\| [^|]+\| [^|]+\|$/m)
+    for (const file of DOC_FILES) expect(readDoc(file), file).toBe(withFigures(readDoc(file), figures))
   }, 30_000)
 })

@@ -1,18 +1,19 @@
-/** README (webhooks sections): its defaults agree with the code, and its examples run. */
+/** docs (the webhooks pages): their defaults agree with the code, and their examples run. */
 import { createHmac } from 'node:crypto'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { WEBHOOK_DEFAULTS, WEBHOOK_USER_AGENT, toWebhookPayload } from '../../src/webhooks/index.js'
+import { readDoc } from '../helpers/docs.js'
 import { bundleWebhooks } from './bundle.js'
 
-const docs = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const docs = readDoc('docs/sending-webhooks.md') + readDoc('docs/receiving-webhooks.md')
 const codeBlocks = [...docs.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
 const cleanups: string[] = []
 afterAll(() => cleanups.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
-describe('README: webhooks', () => {
+describe('docs: webhooks', () => {
   it('the options table states the defaults the code uses', () => {
     const rows = new Map(
       [...docs.matchAll(/^\| `([\w.]+)` \| [^|]+ \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]),

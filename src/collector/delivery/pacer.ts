@@ -7,11 +7,9 @@
  * accepting its message (an HTTP request and its bookkeeping, against a share of one request's
  * parse or queue write), so every attempt made during a burst is ingest taken away. Up to 200
  * attempts a second keep deliveries moving, never starved; one at a time without the spacing
- * took about a quarter of a durable collector's CPU during a burst (2026-11-27,
- * bench/durable.mjs, PostgreSQL, three pairs interleaved with the build before: ingest
- * 45,200–49,900 → 48,100–64,300 events/s on 1 process, 27,600–41,900 → 40,600–49,700 on 2,
- * deliveries/s unchanged). The work is the same: the last delivery lands about as soon, while
- * ingest is answered sooner. A backlog that grows under steady load meets
+ * took about a quarter of a durable collector's CPU during a burst (bench/durable.mjs; the
+ * figures are in docs/performance.md). The work is the same: the last delivery lands about as
+ * soon, while ingest is answered sooner. A backlog that grows under steady load meets
  * `maxPendingDeliveries`: from a request answered 503 until `overloadMs` after the last one,
  * attempts go at full concurrency and the backlog drains (the senders are being refused anyway:
  * what is accepted is what deliveries make room for). With slow receivers the loop is not

@@ -1,30 +1,30 @@
 #!/usr/bin/env node
 /**
- * Writes the README's Performance tables from bench/results.json (what `npm run bench` measured
- * last), between generated markers (scripts/readme-generated.mjs). No benchmark runs here.
+ * Writes the tables of docs/performance.md from bench/results.json (what `npm run bench` measured
+ * last), between generated markers (scripts/generated-blocks.mjs). No benchmark runs here.
  *
- *   node bench/readme.mjs          rewrite README.md's tables from bench/results.json
- *   npm run bench -- --readme      measure, save, then the same
+ *   node bench/docs-tables.mjs     rewrite docs/performance.md's tables from bench/results.json
+ *   npm run bench -- --docs        measure, save, then the same
  *
  * The layout comes from the rows, not from this file: each table takes the rows of its modules;
  * rows that carry a `group` (see bench/run.mjs) make a grid, a line per group and a column per
  * `column`, with the targets of the line at its end; other rows make a list, one line per row
  * under a heading line per module. Each table ends with when, where and under what load its
- * figures were measured. test/readme.test.ts fails when README.md differs from what this writes.
+ * figures were measured. test/docs/docs.test.ts fails when docs/performance.md differs from what this writes.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { withGenerated } from '../scripts/readme-generated.mjs'
+import { withGenerated } from '../scripts/generated-blocks.mjs'
 import { MODULES, check, readResults } from './results.mjs'
 
-const README = new URL('../README.md', import.meta.url)
+const PAGE = new URL('../docs/performance.md', import.meta.url)
 
 /** Modules with a table of their own, and what its first column says. */
 const OWN = [
   { id: 'peers', modules: ['peers'], first: 'figure' },
   { id: 'durable', modules: ['durable'], first: 'mode, processes' },
 ]
-/** The README's generated blocks: the main table takes every module the others do not. */
+/** The page's generated blocks: the main table takes every module the others do not. */
 export const TABLES = [{ id: 'performance', modules: MODULES.filter((m) => !OWN.some((t) => t.modules.includes(m))), first: 'benchmark' }, ...OWN]
 
 const number = (value) => (typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 3 }) : String(value ?? ''))
@@ -96,24 +96,24 @@ function provenance(runs) {
 /** The text of one generated block: the table and the line saying where its figures come from. */
 export function tableText(results, table) {
   const rows = results.rows.filter((r) => table.modules.includes(r.module))
-  if (rows.length === 0) return `No figures yet: \`BENCH_ONLY=${table.modules.join(',')} npm run bench -- --readme\` measures them.\n`
+  if (rows.length === 0) return `No figures yet: \`BENCH_ONLY=${table.modules.join(',')} npm run bench -- --docs\` measures them.\n`
   const runs = [...new Set(rows.map((r) => r.run))].map((id) => results.runs[id])
   const body = rows.every((r) => r.group !== undefined) ? grid(rows, table.first) : list(rows, table.first)
   return `${body}\n\n${provenance(runs)}\n`
 }
 
-/** `readme` with every table written from `results`. */
-export function withTables(readme, results) {
-  return TABLES.reduce((text, table) => withGenerated(text, table.id, tableText(results, table)), readme)
+/** `page` with every table written from `results`. */
+export function withTables(page, results) {
+  return TABLES.reduce((text, table) => withGenerated(text, table.id, tableText(results, table)), page)
 }
 
-/** Rewrites README.md from bench/results.json; returns what it did, in one line. */
-export function writeReadme() {
-  const before = readFileSync(README, 'utf8')
+/** Rewrites docs/performance.md from bench/results.json; returns what it did, in one line. */
+export function writeTables() {
+  const before = readFileSync(PAGE, 'utf8')
   const after = withTables(before, readResults())
-  if (after === before) return 'README.md: Performance tables already current'
-  writeFileSync(README, after)
-  return `README.md: Performance tables written from bench/results.json (${TABLES.map((t) => t.id).join(', ')})`
+  if (after === before) return 'docs/performance.md: tables already current'
+  writeFileSync(PAGE, after)
+  return `docs/performance.md: tables written from bench/results.json (${TABLES.map((t) => t.id).join(', ')})`
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(writeReadme())
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(writeTables())
