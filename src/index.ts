@@ -1,3 +1,11 @@
+/**
+ * `isomorphic-analytics`: the `Client`, which queues identify, track, page, screen, group and
+ * alias calls and sends them in batches, with retries, from Node, Bun, Deno, browsers, workers and
+ * edge runtimes; its options, message types and errors.
+ *
+ * @packageDocumentation
+ * @module isomorphic-analytics
+ */
 export { Client } from './client/client.js'
 export type { ClientEvents, ClientStats, FlushResult } from './client/reports.js'
 export { DEFAULTS } from './client/options.js'

@@ -2,6 +2,9 @@
  * `isomorphic-analytics/collector`: the ingest service. `createCollector(config).fetch` is a
  * fetch-style handler that runs unchanged on Node, Bun, Deno and workers; `startServer` and
  * `createRequestListener` run it on Node (`node:http` is loaded only when `startServer` is called).
+ *
+ * @packageDocumentation
+ * @module isomorphic-analytics/collector
  */
 export {
   createCollector,

@@ -3,6 +3,9 @@
  * a fetch-style receiver, delivery to up to five URLs, and audience syncs. Web-standard globals
  * only (fetch, TextEncoder, AbortController, timers): it runs in Node, Bun, Deno, browsers,
  * workers and edge runtimes.
+ *
+ * @packageDocumentation
+ * @module isomorphic-analytics/webhooks
  */
 export {
   toWebhookPayload,
