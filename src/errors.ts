@@ -4,6 +4,7 @@
  * copies of the package meet (where `instanceof` would not).
  */
 
+/** The stable `code` of each error class, one per kind: what the `is*` guards match on. */
 export type ErrorCode =
   | 'CONFIG'
   | 'VALIDATION'
@@ -17,6 +18,7 @@ export type ErrorCode =
   | 'TLS'
 
 export interface AnalyticsErrorOptions {
+  /** The underlying error, as `Error`'s standard `cause`. */
   cause?: unknown
   /** Messages this error concerns (failed or dropped). */
   messages?: readonly unknown[]
@@ -24,10 +26,18 @@ export interface AnalyticsErrorOptions {
   status?: number
 }
 
+/**
+ * The base of every error the package throws or reports. Errors thrown (by constructors and calls)
+ * are about your input; errors reported through `'error'` events carry the `messages` concerned.
+ * Match on `code` (or the `is*` guards), which survives two bundled copies of the package where
+ * `instanceof` does not.
+ */
 export class AnalyticsError extends Error {
+  /** What kind of error this is; stable across versions. */
   readonly code: ErrorCode
   /** The messages this error concerns, for errors reported through the `'error'` event. */
   messages: readonly unknown[]
+  /** The HTTP status that caused it, where an answer did. */
   readonly status?: number
 
   constructor(code: ErrorCode, message: string, options: AnalyticsErrorOptions = {}) {
@@ -40,8 +50,9 @@ export class AnalyticsError extends Error {
   }
 }
 
-/** An option or configuration value is invalid. Thrown by constructors. */
+/** An option or configuration value is invalid. Thrown by constructors, and by `on()`/`off()`. */
 export class ConfigError extends AnalyticsError {
+  /** The option (or configuration path) at fault. */
   readonly option: string
   constructor(option: string, message: string) {
     super('CONFIG', message)
@@ -52,6 +63,7 @@ export class ConfigError extends AnalyticsError {
 
 /** A call's message is missing a field, has a mistyped one, or cannot be serialised. */
 export class ValidationError extends AnalyticsError {
+  /** The field at fault, as a path (`properties.tags`), or `message` for the message itself. */
   readonly field: string
   constructor(field: string, message: string, options: AnalyticsErrorOptions = {}) {
     super('VALIDATION', message, options)
@@ -62,7 +74,9 @@ export class ValidationError extends AnalyticsError {
 
 /** A message serialises to more than the per-message byte limit. */
 export class MessageTooLargeError extends AnalyticsError {
+  /** The message's size, in bytes of JSON. */
   readonly size: number
+  /** The limit it broke, in bytes. */
   readonly limit: number
   constructor(size: number, limit: number) {
     super('MESSAGE_TOO_LARGE', `Message is ${size} bytes as JSON; the limit is ${limit} bytes.`)
@@ -146,19 +160,33 @@ export const messageOf = (thrown: unknown): string => (thrown as Error | undefin
 const hasCode = (error: unknown, code: ErrorCode): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
 
+/**
+ * Whether `error` is an {@link AnalyticsError} of any kind: an instance, or an `Error` with a string
+ * `code` and a `messages` array (one from another copy of the package).
+ */
 export const isAnalyticsError = (error: unknown): error is AnalyticsError =>
   error instanceof AnalyticsError ||
   (error instanceof Error && typeof (error as { code?: unknown }).code === 'string' &&
     Array.isArray((error as { messages?: unknown }).messages))
+/** Whether `e` is a {@link ConfigError}, matched on `code` (so across two bundled copies too). */
 export const isConfigError = (e: unknown): e is ConfigError => hasCode(e, 'CONFIG')
+/** Whether `e` is a {@link ValidationError}, matched on `code` (so across two bundled copies too). */
 export const isValidationError = (e: unknown): e is ValidationError => hasCode(e, 'VALIDATION')
+/** Whether `e` is a {@link MessageTooLargeError}, matched on `code` (so across two bundled copies too). */
 export const isMessageTooLargeError = (e: unknown): e is MessageTooLargeError =>
   hasCode(e, 'MESSAGE_TOO_LARGE')
+/** Whether `e` is a {@link ClientClosedError}, matched on `code` (so across two bundled copies too). */
 export const isClientClosedError = (e: unknown): e is ClientClosedError =>
   hasCode(e, 'CLIENT_CLOSED')
+/** Whether `e` is an {@link HttpError}, matched on `code` (so across two bundled copies too). */
 export const isHttpError = (e: unknown): e is HttpError => hasCode(e, 'HTTP')
+/** Whether `e` is a {@link NetworkError}, matched on `code` (so across two bundled copies too). */
 export const isNetworkError = (e: unknown): e is NetworkError => hasCode(e, 'NETWORK')
+/** Whether `e` is a {@link TimeoutError}, matched on `code` (so across two bundled copies too). */
 export const isTimeoutError = (e: unknown): e is TimeoutError => hasCode(e, 'TIMEOUT')
+/** Whether `e` is a {@link TlsError}, matched on `code` (so across two bundled copies too). */
 export const isTlsError = (e: unknown): e is TlsError => hasCode(e, 'TLS')
+/** Whether `e` is a {@link QueueFullError}, matched on `code` (so across two bundled copies too). */
 export const isQueueFullError = (e: unknown): e is QueueFullError => hasCode(e, 'QUEUE_FULL')
+/** Whether `e` is an {@link AbortedError}, matched on `code` (so across two bundled copies too). */
 export const isAbortedError = (e: unknown): e is AbortedError => hasCode(e, 'ABORTED')

@@ -26,9 +26,27 @@ import { memoryStore, pageStore, type Store } from './store.js'
 let onIdleExit: ((client: Client) => void) | undefined
 
 /**
+ * The analytics client: each call (`identify`, `track`, `page`, `screen`, `group`, `alias`)
+ * validates its message and queues it; batches are sent when `flushAt` messages are queued, every
+ * `flushAfter` ms, on {@link Client.flush} and on {@link Client.close}, and retried with backoff.
+ * Every accepted message is either delivered (the `'flush'` event) or reported (the `'error'`
+ * event); delivery failures are never thrown into your code. Runs on Node, Bun, Deno, browsers,
+ * workers and edge runtimes.
+ *
  * `Events` (event name → properties type), `Traits` and `GroupTraits` type what `track`,
  * `identify` and `group` accept; `Events` is inferred from option `schema` when one is given.
  * Without either, every call takes any name and properties.
+ *
+ * @example
+ * ```ts
+ * import { Client } from 'isomorphic-analytics'
+ *
+ * const client = new Client(process.env.WRITE_KEY!, { endpoint: 'https://collector.example.com' })
+ * client.on('error', (error) => console.error(error.message, error.messages))
+ * client.identify({ userId: 'user-1', traits: { plan: 'pro' } })
+ * client.track({ userId: 'user-1', event: 'Order Completed', properties: { total: 42.5 } })
+ * await client.close() // flushes, then resolves with { delivered, failed }
+ * ```
  */
 export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonObject> {
   readonly #options: ResolvedOptions
@@ -52,6 +70,13 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #closing: Promise<FlushResult> | undefined
   readonly #unsubscribe: Array<() => void>
 
+  /**
+   * @param writeKey - The source's write key, a non-empty string: sent with every batch (as Basic
+   *   auth, or in the body with `plainText`), never logged in full.
+   * @param options - See {@link ClientOptions}; every option has a default.
+   * @throws {@link ConfigError} for an empty or non-string `writeKey`, an unknown option or an
+   *   invalid value; the message names the option, what it expects and what it got.
+   */
   constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
@@ -113,40 +138,100 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     }
   }
 
+  /**
+   * Queues an identify: who the user is, with their `traits`. Needs a `userId` or an `anonymousId`.
+   * Returns the message as it will be sent (with `type`, `messageId`, `timestamp` and the merged
+   * `context`); never mutates its argument.
+   *
+   * @throws {@link ValidationError} for a missing or mistyped field, {@link MessageTooLargeError} over
+   *   32,000 bytes as JSON, {@link ClientClosedError} after `close()`. Nothing is queued then.
+   */
   identify(message: TypedIdentifyMessage<Traits>): SentMessage<'identify'> {
     return this.#enqueue('identify', message as MessageInputs['identify'])
   }
 
+  /**
+   * Queues a track: the user did `event`, with its `properties`. Needs `event` and a `userId` or an
+   * `anonymousId`. With option `schema`, the properties are checked against the event's schema
+   * after the call: a failure is reported through `'error'` and the message is not sent. Returns
+   * the message as it will be sent.
+   *
+   * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
+   *   {@link Client.identify} does.
+   */
   track(message: TypedTrackMessage<Events>): SentMessage<'track'> {
     return this.#enqueue('track', message as MessageInputs['track'])
   }
 
+  /**
+   * Queues a page view, with optional `name`, `category` and `properties`. Needs a `userId` or an
+   * `anonymousId`. Returns the message as it will be sent.
+   *
+   * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
+   *   {@link Client.identify} does.
+   */
   page(message: PageMessage): SentMessage<'page'> {
     return this.#enqueue('page', message)
   }
 
+  /**
+   * Queues a mobile screen view, with optional `name`, `category` and `properties`. Needs a
+   * `userId` or an `anonymousId`. Returns the message as it will be sent.
+   *
+   * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
+   *   {@link Client.identify} does.
+   */
   screen(message: ScreenMessage): SentMessage<'screen'> {
     return this.#enqueue('screen', message)
   }
 
+  /**
+   * Queues a group: the user belongs to `groupId` (an account, a company), with the group's
+   * `traits`. Needs `groupId` and a `userId` or an `anonymousId`. Returns the message as it will
+   * be sent.
+   *
+   * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
+   *   {@link Client.identify} does.
+   */
   group(message: TypedGroupMessage<GroupTraits>): SentMessage<'group'> {
     return this.#enqueue('group', message as MessageInputs['group'])
   }
 
+  /**
+   * Queues an alias: `previousId` (an earlier id, often an anonymous one) and `userId` are the same
+   * user. Needs both. Returns the message as it will be sent.
+   *
+   * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
+   *   {@link Client.identify} does.
+   */
   alias(message: AliasMessage): SentMessage<'alias'> {
     return this.#enqueue('alias', message)
   }
 
+  /**
+   * Adds a listener for `'flush'` (a batch was delivered), `'retry'` (an attempt failed and will be
+   * retried) or `'error'` (messages failed for good or were dropped; see {@link ClientEvents}).
+   * Without an `'error'` listener, failures are logged with `console.error`. A listener that throws
+   * is logged too, and delivery goes on. Returns the client, for chaining.
+   *
+   * @throws {@link ConfigError} for another event name or a listener that is not a function.
+   */
   on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): this {
     this.#events.on(event, listener)
     return this
   }
 
+  /**
+   * Removes a listener added with {@link Client.on}. Returns the client, for chaining.
+   *
+   * @throws {@link ConfigError} for an unknown event name or a listener that is not a function.
+   */
   off<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): this {
     this.#events.off(event, listener)
     return this
   }
 
+  /** The client's counters now: messages queued, in flight, delivered, failed, dropped, and retries. */
   stats(): ClientStats {
     // Full batches whose dispatch is scheduled (see #scheduleDispatch) are handed over already.
     const handed = this.#dispatchScheduled ? this.#fullBatches() : 0

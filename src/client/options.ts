@@ -14,20 +14,34 @@ import { canPersist, isBrowserLike, readDebugSetting } from '../platform/runtime
 import { platformTransport, type FetchLike, type Transport } from '../platform/transport.js'
 import { debugEnables } from '../logger.js'
 
+/**
+ * The options of `new Client(writeKey, options)`. All are optional; the defaults are in
+ * {@link DEFAULTS}. An unknown option or an invalid value throws a {@link ConfigError} naming it.
+ * Durations are in milliseconds.
+ */
 export interface ClientOptions<Events = AnyEvents> {
-  /** Base URL; batches go to `${endpoint}/v1/batch`. */
+  /**
+   * Base URL; batches go to `${endpoint}/v1/batch`. An http(s) URL without credentials, query or
+   * fragment. Default `'https://api.segment.io'`.
+   */
   endpoint?: string
-  /** Flush when this many messages are queued; 1 sends each message at once. */
+  /**
+   * Flush when this many messages are queued (batches hold at most this many); 1 sends each
+   * message at once. Default 20.
+   */
   flushAt?: number
-  /** Go v2's name for `flushAt`. */
+  /** Go v2's name for `flushAt`; giving both with different values is a `ConfigError`. */
   size?: number
-  /** Flush when this many ms have passed since the last flush. */
+  /** Flush when this many ms have passed since the last flush. Default 5000. */
   flushAfter?: number
-  /** Retries of one batch after its first attempt. */
+  /** Retries of one batch after its first attempt. Default 10. */
   maxRetries?: number
-  /** ms allowed for one HTTP attempt. */
+  /** ms allowed for one HTTP attempt (and for an async `schema` verdict). Default 10000. */
   timeout?: number
-  /** Messages held in memory at most (queued + in flight); beyond it new messages are dropped. */
+  /**
+   * Messages held in memory at most (queued + in flight); beyond it new messages are dropped and
+   * reported (a `QueueFullError` on `'error'`). Default 10000.
+   */
   maxQueueSize?: number
   /** Deep-merged under every message's own `context`. */
   context?: JsonObject
@@ -38,15 +52,18 @@ export interface ClientOptions<Events = AnyEvents> {
    * (looked up per request), else `cross-fetch`.
    */
   fetch?: FetchLike
-  /** Send bodies gzip-compressed where the runtime has `CompressionStream`. */
+  /** Send bodies gzip-compressed where the runtime has `CompressionStream`. Default `false`. */
   gzip?: boolean
   /** Force logging on or off. Default: from `DEBUG` / `localStorage.debug`. */
   debug?: boolean
-  /** Batches sent at the same time, at most. */
+  /** Batches sent at the same time, at most. Default 8. */
   maxConcurrentRequests?: number
-  /** Upper bound of the first retry's (fully jittered) delay, ms. */
+  /** Upper bound of the first retry's (fully jittered) delay, ms. Default 100. */
   minRetryDelay?: number
-  /** Upper bound of any retry's delay, ms (a longer `Retry-After` is still honoured, up to 5 minutes). */
+  /**
+   * Upper bound of any retry's delay, ms (a longer `Retry-After` is still honoured, up to 5
+   * minutes). Default 30000.
+   */
   maxRetryDelay?: number
   /**
    * Send `Content-Type: text/plain` with `writeKey` in the body: a CORS "simple request" with no
@@ -90,7 +107,10 @@ export interface ResolvedOptions {
   readonly persist: boolean
 }
 
-/** The only defaults object. The README's options table is checked against it by a test. */
+/**
+ * The client's defaults for the {@link ClientOptions} that have a fixed one (frozen). `debug`,
+ * `plainText`, `persist` and `fetch` depend on the runtime instead.
+ */
 export const DEFAULTS = Object.freeze({
   endpoint: 'https://api.segment.io',
   flushAt: 20,

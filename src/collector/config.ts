@@ -16,14 +16,20 @@ import { describeSecret } from '../webhooks/signature.js'
 // The queue server's URL option is ./queue-server.ts; the state and delivery modules import these from here.
 export { redisDatabase, type QueueServer } from './queue-server.js'
 
+/** One webhook URL of a source's destination. */
 export interface WebhookUrlConfig {
+  /** Full http(s) URL, without credentials; each URL once per destination. */
   url: string
-  /** Static headers sent to this URL only. */
+  /**
+   * Static headers sent to this URL only; they may not override `User-Agent`, `Content-Type` or
+   * `X-Signature`. Shown masked in the console and logs.
+   */
   headers?: Record<string, string>
 }
 
+/** A source's Webhooks destination: where its messages are forwarded, signed, and for how long retried. */
 export interface SourceWebhooksConfig {
-  /** Default `true` when `urls` are given. */
+  /** The destination on or off. Default `true` when `urls` are given. A disabled one is still checked. */
   enabled?: boolean
   /** 1 to 5 receivers, http or https. */
   urls?: WebhookUrlConfig[]
@@ -35,18 +41,30 @@ export interface SourceWebhooksConfig {
   retryWindow?: number
 }
 
+/** One source: a write key that clients send with, and where its messages go. */
 export interface SourceConfig {
+  /** The key clients authenticate with (the `Client`'s `writeKey`); unique among sources. */
   writeKey: string
-  /** Names the source in deletion requests, audience syncs and logs. */
+  /** Names the source in deletion requests, audience syncs, the console and logs; unique among sources. */
   name: string
+  /** Forward this source's messages to webhook URLs. */
   webhooks?: SourceWebhooksConfig
   /** JSON Schemas per track event, and what to do with unplanned events and violations. */
   trackingPlan?: TrackingPlanConfig
 }
 
+/**
+ * The configuration of {@link createCollector}, checked when it is called: any problem, an unknown
+ * option included, throws a `ConfigError` whose `option` names it (`sources[0].webhooks.urls[2].url`).
+ */
 export interface CollectorConfig {
+  /** One or more sources; write keys and names must be unique. */
   sources: SourceConfig[]
-  /** Enables `POST /v1/deletions` and `POST /v1/audiences`, sent as `Authorization: Bearer <token>`. */
+  /**
+   * Enables the console (`GET /console`) and the admin endpoints (`POST /v1/deletions`,
+   * `POST /v1/audiences`, `GET /v1/stats`, `/v1/admin/…`), sent as `Authorization: Bearer <token>`.
+   * Visible ASCII, no spaces.
+   */
   adminToken?: string
   /** fetch used to deliver webhooks (default: the global fetch, looked up at call time). */
   fetch?: FetchLike

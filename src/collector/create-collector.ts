@@ -48,6 +48,7 @@ const MAX_DEDUP_ENTRIES = 500_000
  */
 const TEARDOWN_MS = 800
 
+/** What {@link Collector.stats} returns: the collector's counters since it was made. */
 export interface CollectorStats {
   /** HTTP requests handled. */
   requests: number
@@ -77,6 +78,7 @@ export interface CollectorStats {
   deduplicated: number
 }
 
+/** What {@link Collector.close} resolves with: whether deliveries settled in time, and the counters then. */
 export interface DrainReport {
   /** Whether every delivery settled within the bound. */
   drained: boolean
@@ -92,9 +94,14 @@ export interface DrainReport {
   stopped: number
   /** With a queue server: `false` when it was never reached (nothing was taken from it, nothing is pending here). */
   queueReached?: boolean
+  /** The counters once closed. */
   stats: CollectorStats
 }
 
+/**
+ * The ingest service {@link createCollector} makes: a fetch-style handler for the HTTP API, plus
+ * deletion requests, audience syncs, counters and a bounded drain.
+ */
 export interface Collector {
   /** The HTTP API: `POST /v1/batch`, the single calls, and the admin endpoints. */
   fetch(request: Request): Promise<Response>
@@ -102,12 +109,14 @@ export interface Collector {
   requestDeletion(request: DeletionRequest): Dispatch
   /** Identify payloads for the membership changes since this audience's previous sync. */
   syncAudience(request: AudienceSyncRequest): Promise<Dispatch>
+  /** The counters now. */
   stats(): CollectorStats
   /**
    * Stops accepting (requests are answered 503), waits up to `timeoutMs` (default: the
    * `drainTimeout` option) for deliveries to settle, then cancels what is left. Safe to call twice.
    */
   close(timeoutMs?: number): Promise<DrainReport>
+  /** Whether `close()` has been called. */
   readonly closed: boolean
 }
 
@@ -117,6 +126,32 @@ export interface CollectorHooks {
   onAccepted?: (batch: AcceptedBatch) => void
 }
 
+/**
+ * Makes the collector: the ingest service clients send to, as a fetch-style handler
+ * (`collector.fetch`) that runs unchanged on Node, Bun, Deno and workers. Accepted messages are
+ * forwarded to each source's webhook URLs, from memory or, with option `queue`, through a Redis or
+ * PostgreSQL queue server.
+ *
+ * @throws `ConfigError` naming the option for any invalid or unknown configuration.
+ *
+ * @example
+ * ```ts
+ * import { createCollector, startServer } from 'isomorphic-analytics/collector'
+ *
+ * const collector = createCollector({
+ *   sources: [{
+ *     writeKey: 'KEY',
+ *     name: 'web',
+ *     webhooks: { urls: [{ url: 'https://example.com/hook' }], sharedSecret: process.env.WEBHOOK_SECRET },
+ *   }],
+ *   adminToken: process.env.ADMIN_TOKEN, // optional: enables the console and admin endpoints
+ * })
+ * const server = await startServer(collector, { port: 8700 }) // Bun.serve({ fetch: collector.fetch }), …
+ * // At shutdown: stop listening, then drain deliveries (bounded).
+ * await server.close()
+ * await collector.close()
+ * ```
+ */
 export function createCollector(config: CollectorConfig): Collector {
   return buildCollector(resolveConfig(config), {})
 }

@@ -32,10 +32,18 @@ export type TypedTrackMessage<Events> = string extends keyof Events ? TrackMessa
  */
 type Untyped<Traits> = string extends keyof Traits ? true : [keyof Traits] extends [never] ? true : false
 
+/**
+ * What `identify()` takes on a `Client<Events, Traits>`: with a `Traits` type that names its keys,
+ * `traits` must fit it; otherwise (the default) it is {@link IdentifyMessage}.
+ */
 export type TypedIdentifyMessage<Traits> = Untyped<Traits> extends true
   ? IdentifyMessage
   : CommonFields & Identity & { traits?: Traits }
 
+/**
+ * What `group()` takes on a `Client<Events, Traits, GroupTraits>`: with a `GroupTraits` type that
+ * names its keys, `traits` must fit it; otherwise (the default) it is {@link GroupMessage}.
+ */
 export type TypedGroupMessage<Traits> = Untyped<Traits> extends true
   ? GroupMessage
   : CommonFields & Identity & { groupId: string; traits?: Traits }

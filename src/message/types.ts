@@ -1,5 +1,6 @@
 /** The six calls' message types, as callers pass them and as they are sent. */
 
+/** A plain object with string keys, as `context` and the untyped traits are. */
 export type JsonObject = Record<string, unknown>
 
 /**
@@ -25,8 +26,11 @@ export type Properties = { [key: string]: PropertyValue }
 /** Destination flags: `All: false` turns every destination off unless named `true`. */
 export type Integrations = Record<string, boolean | JsonObject>
 
+/** Fields every call takes. */
 export interface CommonFields {
+  /** Deep-merged over the client's `context` option; the client adds `library`. */
   context?: JsonObject
+  /** Which destinations get the message, merged over the client's `integrations` option. */
   integrations?: Integrations
   /** When the call happened (historical import). Date, or an ISO 8601 string. Default: now. */
   timestamp?: Date | string
@@ -39,8 +43,11 @@ export type Identity =
   | { userId: string; anonymousId?: string }
   | { userId?: string; anonymousId: string }
 
+/** What {@link Client.identify} takes: who the user is (`userId` or `anonymousId`) and their `traits`. */
 export type IdentifyMessage = CommonFields & Identity & { traits?: Properties }
+/** What {@link Client.track} takes: the `event` name (required), the user, and the event's `properties`. */
 export type TrackMessage = CommonFields & Identity & { event: string; properties?: Properties }
+/** What {@link Client.page} takes: the user, and the page's optional `name`, `category` and `properties`. */
 export type PageMessage = CommonFields &
   Identity & {
     name?: string
@@ -49,11 +56,18 @@ export type PageMessage = CommonFields &
     /** Go v2's name for `properties` (v2 sent Page `Traits` as `properties`). */
     traits?: Properties
   }
+/** What {@link Client.screen} takes: the user, and the screen's optional `name`, `category`, `properties`. */
 export type ScreenMessage = CommonFields &
   Identity & { name?: string; category?: string; properties?: Properties }
+/** What {@link Client.group} takes: the user, the `groupId` (required) and the group's `traits`. */
 export type GroupMessage = CommonFields & Identity & { groupId: string; traits?: Properties }
+/**
+ * What {@link Client.alias} takes: `userId` and `previousId`, both required, for one user known by
+ * two ids.
+ */
 export type AliasMessage = CommonFields & { userId: string; previousId: string; anonymousId?: string }
 
+/** The six message types, one per call. */
 export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias'
 
 export const MESSAGE_TYPES: readonly MessageType[] = ['identify', 'track', 'page', 'screen', 'group', 'alias']
@@ -67,8 +81,11 @@ export interface MessageInputs {
   alias: AliasMessage
 }
 
+/** `context.library` of a sent message: the package that sent it. */
 export interface LibraryInfo {
+  /** `'isomorphic-analytics'`. */
   name: string
+  /** The package's version. */
   version: string
 }
 

@@ -8,6 +8,11 @@ import type { StopSignal } from '../transport/stop.js'
 import { isNode } from './runtime.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
+/**
+ * A `fetch` function, as the `fetch` option takes it: called with the URL as a string and a
+ * `RequestInit`, it must resolve with a `Response` (or an object with a numeric `status` and
+ * `headers.get`); anything else fails the attempt like a network error.
+ */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 export { TRANSPORT_OF_FETCH }

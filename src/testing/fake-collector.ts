@@ -15,16 +15,25 @@ import { ConfigError } from '../errors.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { describeSecret } from '../webhooks/signature.js'
 
+/**
+ * The options of {@link createFakeCollector}, checked as the `Client` checks its own: an unknown
+ * option or a bad value is a `ConfigError` naming it.
+ */
 export interface FakeCollectorOptions {
   /** The only write key accepted. Default: any key (a request with no key is still a 401). */
   writeKey?: string
-  /** Where the client sends. Default `'https://api.segment.io'`. */
+  /**
+   * Where the client sends: the same base URL as the `Client`'s `endpoint` (not ending in
+   * `/v1/batch`). Default `'https://api.segment.io'`.
+   */
   endpoint?: string
 }
 
 /** A scripted answer. Without `status` or `networkError`, the real handler answers after the delay. */
 export interface ScriptedReply {
+  /** The status to answer with, 200 to 599. */
   status?: number
+  /** Headers of the answer, e.g. `{ 'Retry-After': '1' }`. */
   headers?: Record<string, string>
   /** JSON-serialised unless a string. Default `{ success: false }` for errors, `{ success: true }` for 2xx. */
   body?: unknown
@@ -34,10 +43,13 @@ export interface ScriptedReply {
   networkError?: boolean
 }
 
+/** One request that reached the fake collector, as {@link FakeCollector.requests} records it. */
 export interface RecordedRequest {
+  /** The HTTP method. */
   method: string
   /** Path after the endpoint, e.g. `/v1/batch`. */
   path: string
+  /** The request's headers, names in lower case. */
   headers: Record<string, string>
   /** The body text (decompressed when sent with gzip/deflate), `undefined` when unreadable. */
   body: string | undefined
@@ -47,6 +59,7 @@ export interface RecordedRequest {
   scripted: boolean
 }
 
+/** What {@link createFakeCollector} returns: msw handlers, what they recorded, and scripted faults. */
 export interface FakeCollector {
   /** Install with `setupServer(...fake.handlers)` or `server.use(...fake.handlers)`. */
   readonly handlers: HttpHandler[]
@@ -117,6 +130,32 @@ function checkOptions(options: unknown): { endpoint: string; writeKey: string | 
   return { endpoint: options.endpoint === undefined ? DEFAULT_ENDPOINT : resolveEndpoint(options.endpoint), writeKey }
 }
 
+/**
+ * A fake collector for tests, as msw handlers for `${endpoint}/v1/batch` and the single calls. The
+ * real collector's handler answers (so what it accepts or refuses is what the collector does,
+ * forwarding off); every request, batch and message is recorded, and
+ * {@link FakeCollector.reply} scripts faults. Needs `msw` (a peer dependency) installed.
+ *
+ * @throws `ConfigError` for an unknown option, a bad `endpoint` or an empty `writeKey`.
+ *
+ * @example
+ * ```ts
+ * import { setupServer } from 'msw/node'
+ * import { expect } from 'vitest'
+ * import { createFakeCollector } from 'isomorphic-analytics/testing'
+ * import { Client } from 'isomorphic-analytics'
+ *
+ * const fake = createFakeCollector()
+ * const server = setupServer(...fake.handlers)
+ * server.listen({ onUnhandledRequest: 'error' })
+ *
+ * const client = new Client('test-key')
+ * client.track({ userId: 'user-1', event: 'Signed Up' })
+ * await client.flush()
+ * expect(fake.messages).toMatchObject([{ type: 'track', event: 'Signed Up' }])
+ * fake.reply({ status: 503 }, { networkError: true }) // the next two requests fail so
+ * ```
+ */
 export function createFakeCollector(input: FakeCollectorOptions = {}): FakeCollector {
   const options = checkOptions(input)
   const { endpoint } = options

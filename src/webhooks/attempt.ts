@@ -22,6 +22,7 @@ import type { StopSignal } from '../transport/stop.js'
 
 /** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
 export interface UrlResult {
+  /** The URL, as configured. */
   url: string
   /** The attempt this outcome comes from, from 1 (0: never attempted). */
   attempt: number
@@ -38,7 +39,9 @@ export interface UrlResult {
 
 /** Where one attempt goes: each URL with its full headers (static headers and signature). */
 export interface AttemptTarget {
+  /** The URL, as configured. */
   url: string
+  /** Every header the request carries: static ones, `User-Agent`, `Content-Type`, and any `X-Signature`. */
   headers: Readonly<Record<string, string>>
 }
 
@@ -71,6 +74,11 @@ export interface AttemptRequest {
   onLate?: (index: number, result: UrlResult) => void
 }
 
+/**
+ * What {@link WebhookDestination.attempt} resolves with: delivered (by which URL), or which URLs
+ * are worth another attempt and the error that decides what happens next. For a caller that owns
+ * the retry schedule, with {@link WebhookDestination.nextRetryDelay}.
+ */
 export interface AttemptOutcome {
   /** Index of the URL that answered 2xx, or -1. */
   deliveredBy: number

@@ -64,6 +64,7 @@ export function snakeCase(name: string): string {
     .replace(/^_+|_+$/g, '')
 }
 
+/** The options of {@link audienceSync}. */
 export interface AudienceSyncOptions {
   /** The payloads' timestamp. Default: now. */
   timestamp?: Date | string

@@ -53,6 +53,28 @@ export function collectorDestination(options: WebhookDestinationOptions): Webhoo
   return new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
 }
 
+/**
+ * Sends payloads to 1 to 5 webhook URLs: each payload is serialised once, signed (`X-Signature`,
+ * with `sharedSecret`) and POSTed to every URL in parallel; it is delivered as soon as one URL
+ * answers 2xx. Timeouts, network errors, 408, 429 and 5xx are retried with jittered backoff within
+ * `retryWindow` (4 hours by default), to the URLs that failed that way only; other answers are
+ * final. {@link WebhookDestination.deliver} resolves with the outcome and never rejects.
+ *
+ * @example
+ * ```ts
+ * import { WebhookDestination, toWebhookPayload } from 'isomorphic-analytics/webhooks'
+ *
+ * const destination = new WebhookDestination({
+ *   urls: [{ url: 'https://hooks.example.com/analytics', headers: { Authorization: 'Bearer YOUR_TOKEN' } }],
+ *   sharedSecret: process.env.WEBHOOK_SECRET,
+ * })
+ * destination.on('failed', ({ results, error }) => console.error(error.message, results))
+ * const message = { type: 'track', userId: 'user-1', event: 'Order Completed', properties: { total: 42.5 } }
+ * const result = await destination.deliver(toWebhookPayload(message))
+ * // { delivered: true, attempts: 1, results: [{ url, attempt: 1, status: 200 }] }
+ * await destination.close()
+ * ```
+ */
 export class WebhookDestination {
   readonly #options: ResolvedDestinationOptions
   readonly #events = new Emitter<WebhookDestinationEvents>(['attempt', 'retry', 'delivered', 'failed', 'late'])
@@ -103,11 +125,23 @@ export class WebhookDestination {
     return this.#pending.size
   }
 
+  /**
+   * Adds a listener for `attempt`, `retry`, `delivered`, `failed` or `late` (see
+   * {@link WebhookDestinationEvents}). A listener that throws is logged with `console.error` and
+   * delivery goes on. Returns the destination, for chaining.
+   *
+   * @throws `ConfigError` for another event name or a listener that is not a function.
+   */
   on<K extends keyof WebhookDestinationEvents>(event: K, listener: (info: WebhookDestinationEvents[K]) => void): this {
     this.#events.on(event, listener)
     return this
   }
 
+  /**
+   * Removes a listener added with {@link WebhookDestination.on}. Returns the destination.
+   *
+   * @throws `ConfigError` for an unknown event name or a listener that is not a function.
+   */
   off<K extends keyof WebhookDestinationEvents>(event: K, listener: (info: WebhookDestinationEvents[K]) => void): this {
     this.#events.off(event, listener)
     return this

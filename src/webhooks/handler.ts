@@ -11,8 +11,9 @@ import { describe, isPlainObject } from '../message/validate.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookPayload } from './payload.js'
 import { describeSecret, SIGNATURE_HEADER, verifySignature } from './signature.js'
 
+/** The options of {@link createWebhookHandler}. An unknown option is a `ConfigError`. */
 export interface WebhookHandlerOptions {
-  /** The destination's shared secret. */
+  /** The destination's shared secret (a non-empty string): requests must carry its `X-Signature`. */
   secret: string
   /**
    * Called with each authentic payload. The handler answers 200 once it resolves, and 500 when it
@@ -20,12 +21,16 @@ export interface WebhookHandlerOptions {
    * `JSON.stringify` refuses them: give `bigint` a `toJSON`, or use `lossless-json`'s stringify).
    */
   onEvent: (payload: WebhookPayload, request: Request) => void | Promise<void>
-  /** Bodies larger than this many bytes are refused with 413 before verification. Default 1 MB. */
+  /** Bodies larger than this many bytes are refused with 413 before verification. Default 1,000,000. */
   maxBodyBytes?: number
   /** Told when `onEvent` throws (the sender gets a 500). Default: `console.error`. */
   onError?: (error: unknown, payload: WebhookPayload) => void
 }
 
+/**
+ * A fetch-style request handler, as {@link createWebhookHandler} makes it: give it to `Bun.serve`,
+ * `Deno.serve`, a worker's `fetch` or a Next.js route handler.
+ */
 export type WebhookHandler = (request: Request) => Promise<Response>
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000
@@ -73,11 +78,28 @@ function isPayload(value: unknown): value is WebhookPayload {
 }
 
 /**
- * `createWebhookHandler({ secret, onEvent })`: 405 for a method other than POST, 413 for a body
+ * Makes a fetch-style receiver for webhook deliveries: it reads the raw body, checks `X-Signature`
+ * over those exact bytes (constant-time) before parsing anything, and hands each authentic payload
+ * to `onEvent`. It answers 405 for a method other than POST, 413 for a body
  * over `maxBodyBytes`, 401 for a missing or wrong `X-Signature`, 400 for a body that is not UTF-8
  * JSON of a webhook payload, 500 when `onEvent` throws or the body was already read (by a body
  * parser: the receiver's fault, so the sender retries), and 200 `{"ok":true}` after `onEvent`
  * resolves. Integers beyond ±(2^53 − 1) reach `onEvent` as `bigint`s, digit for digit. Error answers are JSON `{ "error": "…" }`.
+ * Throws `ConfigError` for a missing, invalid or unknown option.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from 'isomorphic-analytics/webhooks'
+ *
+ * export const handler = createWebhookHandler({
+ *   secret: process.env.WEBHOOK_SECRET!, // the destination's shared secret
+ *   async onEvent(payload) {
+ *     if (payload.type === 'track') console.log(`${payload.userId} did ${payload.event}`)
+ *   },
+ * })
+ * // Bun.serve({ fetch: handler }), Deno.serve(handler), export default { fetch: handler },
+ * // or in a Next.js route: export const POST = handler
+ * ```
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   if (!isPlainObject(options)) {

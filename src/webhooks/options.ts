@@ -15,7 +15,7 @@ export const WEBHOOK_USER_AGENT = 'IsomorphicAnalytics-Webhooks/1.0'
 /** At most this many URLs per destination, as in the original destination. */
 export const MAX_WEBHOOK_URLS = 5
 
-/** The defaults. The README's options table is checked against this object by a test. */
+/** The defaults of {@link WebhookDestinationOptions} (frozen): `timeout`, `retryWindow`, `backoff`, in ms. */
 export const WEBHOOK_DEFAULTS = Object.freeze({
   /** ms allowed for one request to answer (5 seconds). */
   timeout: 5_000,
@@ -25,28 +25,40 @@ export const WEBHOOK_DEFAULTS = Object.freeze({
   backoff: Object.freeze({ baseMs: 1_000, capMs: 600_000 }),
 })
 
+/** One receiver of a {@link WebhookDestination}: its URL and the static headers sent to it. */
 export interface WebhookUrl {
-  /** Full http(s) URL. */
+  /** Full http(s) URL, without credentials; each URL once per destination. */
   url: string
-  /** Static headers added to every request to this URL. */
+  /**
+   * Static headers added to every request to this URL (not `User-Agent`, `Content-Type`,
+   * `X-Signature`, nor headers the connection owns such as `Host`). Never shown unmasked.
+   */
   headers?: Record<string, string>
 }
 
+/**
+ * The options of `new WebhookDestination(options)`. Only `urls` is required. An unknown option (at
+ * the top, in `backoff` or in a URL entry), a bad URL or header, or an invalid number or function
+ * throws a `ConfigError` naming it.
+ */
 export interface WebhookDestinationOptions {
   /** 1 to 5 receivers; each message is POSTed to all of them in parallel. */
   urls: readonly WebhookUrl[]
-  /** When set, every request carries `X-Signature`. */
+  /** When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret. */
   sharedSecret?: string
   /** ms allowed for one request to answer. Default 5000. */
   timeout?: number
-  /** ms after the first attempt during which retries may start. Default 14,400,000 (4 h). */
+  /** ms after the first attempt during which retries may start. Default 14,400,000 (4 h); 0: no retries. */
   retryWindow?: number
   /**
    * The fetch to use. Default: on Node, `node:http(s)` with keep-alive (several times cheaper per
    * request than Node's global fetch); elsewhere the global `fetch`, looked up at call time.
    */
   fetch?: FetchLike
-  /** The retry schedule. Tests shrink it to milliseconds. */
+  /**
+   * The retry schedule: retry n waits a uniform random delay in [0, min(`capMs`, `baseMs`·2^(n−1))),
+   * at least any `Retry-After`. Default `{ baseMs: 1000, capMs: 600000 }`; tests shrink it.
+   */
   backoff?: Partial<BackoffOptions>
   /** Clock for the retry window (ms). Default `Date.now`. */
   now?: () => number

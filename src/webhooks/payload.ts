@@ -10,6 +10,7 @@ import { randomUUID } from '../platform/runtime.js'
 
 /** Members every payload but delete carries. */
 interface Envelope {
+  /** The payload format's version: always 1. */
   version: 1
   /** ISO 8601, millisecond precision, UTC: `2026-11-22T10:00:00.000Z`. */
   timestamp: string
@@ -17,52 +18,74 @@ interface Envelope {
   context: JsonObject
   /** Passed through from the collected message, so receivers can de-duplicate. */
   messageId?: string
+  /** The anonymous id, when the message had one. */
   anonymousId?: string
 }
 
+/** The payload forwarded for a page view. */
 export interface PageWebhookPayload extends Envelope {
   type: 'page'
+  /** The user's id, when the message had one. */
   userId?: string
+  /** The page's name, when given. */
   name?: string
+  /** The page's category, when given. */
   category?: string
   /** path, referrer, title, url, and any further keys. */
   properties: JsonObject
 }
 
+/** The payload forwarded for a screen view. */
 export interface ScreenWebhookPayload extends Envelope {
   type: 'screen'
+  /** The user's id, when the message had one. */
   userId?: string
+  /** The screen's name, when given. */
   name?: string
+  /** The screen's category, when given. */
   category?: string
+  /** The screen's properties (`{}` when none were sent). */
   properties: JsonObject
 }
 
+/** The payload forwarded for an identify; {@link audienceSync} makes these for membership changes. */
 export interface IdentifyWebhookPayload extends Envelope {
   type: 'identify'
+  /** The user's id, when the message had one. */
   userId?: string
+  /** The user's traits: the message's `traits`, else its `context.traits` (`{}` when neither). */
   traits: JsonObject
 }
 
+/** The payload forwarded for a track. */
 export interface TrackWebhookPayload extends Envelope {
   type: 'track'
+  /** The user's id, when the message had one. */
   userId?: string
+  /** The event's name. */
   event: string
+  /** The event's properties (`{}` when none were sent). */
   properties: JsonObject
 }
 
+/** The payload forwarded for an alias: the ids under their own keys and under the original destination's. */
 export interface AliasWebhookPayload extends Envelope {
   type: 'alias'
   /** What the original service really sent. */
   previousId: string
+  /** The id the user is known by now. */
   userId: string
   /** The same two ids under the keys the original Webhooks destination's documented payload uses. */
   'Previous ID': string
   'User ID': string
 }
 
+/** The payload forwarded for a group. */
 export interface GroupWebhookPayload extends Envelope {
   type: 'group'
+  /** The user's id, when the message had one. */
   userId?: string
+  /** The group's id. */
   groupId: string
   /** Keys untouched (they may contain spaces). */
   traits: JsonObject
@@ -71,10 +94,16 @@ export interface GroupWebhookPayload extends Envelope {
 /** A deletion notification: only these three members, no `version`. */
 export interface DeleteWebhookPayload {
   type: 'delete'
+  /** The user whose data to delete. */
   userId: string
+  /** When the deletion was requested: ISO 8601, millisecond precision, UTC. */
   timestamp: string
 }
 
+/**
+ * Any forwarded payload: the JSON body a webhook URL receives (and `onEvent` of
+ * {@link createWebhookHandler} is given). A union discriminated by `type`: narrow on it.
+ */
 export type WebhookPayload =
   | PageWebhookPayload
   | ScreenWebhookPayload
@@ -84,11 +113,13 @@ export type WebhookPayload =
   | GroupWebhookPayload
   | DeleteWebhookPayload
 
+/** The `type` of a payload: one of the six message types, or `'delete'`. */
 export type WebhookEventType = WebhookPayload['type']
 
 /** The payload type for one event type: `WebhookPayloadOf<'track'>` is `TrackWebhookPayload`. */
 export type WebhookPayloadOf<T extends WebhookEventType> = Extract<WebhookPayload, { type: T }>
 
+/** Every {@link WebhookEventType}: the `type`s a receiver accepts. */
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'page',
   'screen',
@@ -121,10 +152,13 @@ export interface CollectedMessage {
 /** A deletion request for one user. `timestamp` defaults to now. */
 export interface DeletionRequest {
   type: 'delete'
+  /** The user whose data to delete, a non-empty string. */
   userId: string
+  /** When it was requested: a `Date` or an ISO 8601 string. */
   timestamp?: Date | string
 }
 
+/** What {@link toWebhookPayload} takes: a collected message or a deletion request. */
 export type WebhookInput = CollectedMessage | DeletionRequest
 
 /**

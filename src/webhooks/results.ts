@@ -4,6 +4,10 @@
 import type { AnalyticsError } from '../errors.js'
 import type { UrlResult } from './attempt.js'
 
+/**
+ * What {@link WebhookDestination.deliver} resolves with: whether the payload was delivered, after
+ * how many attempts, each URL's latest outcome, and why it failed when it did.
+ */
 export interface DeliveryResult {
   /** Whether some URL answered 2xx. */
   delivered: boolean
@@ -15,6 +19,7 @@ export interface DeliveryResult {
   error?: AnalyticsError
 }
 
+/** The events of {@link WebhookDestination.on}, each name with its listener's argument. */
 export interface WebhookDestinationEvents {
   /** An attempt starts: the URLs it POSTs to. */
   attempt: { payload: object; attempt: number; urls: string[] }

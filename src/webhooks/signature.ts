@@ -93,8 +93,23 @@ export function signSync(body: string | Uint8Array, secret: string): string {
 }
 
 /**
- * `sign(body, secret)`: lowercase hex HMAC-SHA1 of the UTF-8 body. Rejects with `ConfigError` for
- * an empty or non-string secret and `ValidationError` for a body that is not a string or bytes.
+ * The signature of `body` under `secret`: the lowercase hex HMAC-SHA1 of the UTF-8 body, the value
+ * of `X-Signature`.
+ * Rejects with `ConfigError` for an empty or non-string secret and `ValidationError` for a body
+ * that is not a string or bytes. Uses the runtime's own HMAC where there is one (Node, Bun, Deno),
+ * else a pure-JS one with the same result.
+ *
+ * @example
+ * ```ts
+ * import { sign, SIGNATURE_HEADER } from 'isomorphic-analytics/webhooks'
+ *
+ * const body = JSON.stringify(payload)
+ * await fetch(url, {
+ *   method: 'POST',
+ *   headers: { 'Content-Type': 'application/json', [SIGNATURE_HEADER]: await sign(body, secret) },
+ *   body, // exactly the string that was signed
+ * })
+ * ```
  */
 export async function sign(body: string | Uint8Array, secret: string): Promise<string> {
   return signSync(body, secret)
@@ -124,6 +139,19 @@ function verifyNow(rawBody: unknown, signature: unknown, secret: unknown): boole
  * Pass the body exactly as received (string or bytes). The comparison is constant-time. Resolves
  * `false`, never rejects, for a missing, malformed or wrong signature, a missing secret, or a body
  * of another type. Hex digits are accepted in either case.
+ *
+ * @example
+ * ```ts
+ * import { verifySignature } from 'isomorphic-analytics/webhooks'
+ *
+ * // Node http: the raw bytes as they arrived, never a re-serialised parse of them.
+ * const raw = Buffer.concat(chunks)
+ * if (!(await verifySignature(raw, req.headers['x-signature'], process.env.WEBHOOK_SECRET!))) {
+ *   res.writeHead(401).end()
+ *   return
+ * }
+ * const payload = JSON.parse(raw.toString('utf8'))
+ * ```
  */
 export async function verifySignature(
   rawBody: RawBody,

@@ -39,6 +39,7 @@ export interface SendState {
 export interface Dispatch {
   /** Names of the sources that got payloads. */
   sources: string[]
+  /** The payloads sent, to each of those sources' receivers. */
   payloads: WebhookPayload[]
   /**
    * Resolves once every payload is queued (offered in chunks that fit under the backlog limit);

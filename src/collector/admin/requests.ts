@@ -21,15 +21,25 @@ export interface AdminState extends SendState {
   turns: Map<string, Promise<void>>
 }
 
+/**
+ * What {@link Collector.requestDeletion} takes (and `POST /v1/deletions`): the user whose data each
+ * source's webhook receivers should delete.
+ */
 export interface DeletionRequest {
+  /** The user to delete, a non-empty string. */
   userId: string
   /** Names of the sources concerned. Default: every source. */
   sources?: string[]
 }
 
+/**
+ * What {@link Collector.syncAudience} takes (and `POST /v1/audiences`): an audience's members now;
+ * the collector diffs them against the previous sync and sends an identify per change.
+ */
 export interface AudienceSyncRequest {
   /** The source's name. */
   source: string
+  /** The audience's name; its trait is `snakeCase(audience)` (`High Value` → `high_value`). */
   audience: string
   /** The audience's members (user ids) now. */
   members: string[]

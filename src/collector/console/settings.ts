@@ -23,6 +23,7 @@ import { etag, fingerprint, ifMatches } from './versions.js'
  * config's) and `watch` (changes saved by another process, applied as they come).
  */
 export interface SettingsStore {
+  /** Where the settings are kept, as the console reports it. */
   readonly kind: 'memory' | 'file' | 'queue'
   /** Whether saved settings survive a restart. */
   readonly durable: boolean
@@ -48,7 +49,12 @@ export type SavedIf = { kept: true; durable: boolean } | { kept: false; held: So
 /** The embedded default: settings live in this process only. */
 export const memorySettings: SettingsStore = { kind: 'memory', durable: false, save: async () => false }
 
+/**
+ * One source's Webhooks settings as the console and `GET /v1/admin/sources` show them: the write
+ * key, shared secret, header values and URL credentials masked, with the settings' version.
+ */
 export interface SourceView {
+  /** The source's name. */
   name: string
   /** Masked: its last four characters at most. */
   writeKey: string

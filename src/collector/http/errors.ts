@@ -6,6 +6,7 @@
  */
 import { isMessageTooLargeError, isValidationError } from '../../errors.js'
 
+/** The `error.code` of the collector's JSON error answers: what went wrong, stable across versions. */
 export type HttpErrorCode =
   | 'BAD_REQUEST'
   | 'INVALID_JSON'
@@ -31,10 +32,18 @@ export interface HttpProblemOptions {
   cause?: unknown
 }
 
+/**
+ * An error answer of the collector: its HTTP status, code, message and, where the problem is in the
+ * request body, the field. It renders itself as the JSON answer the collector sends.
+ */
 export class HttpProblem extends Error {
+  /** The HTTP status of the answer (400, 401, 413, 503, …). */
   readonly status: number
+  /** The stable code in the answer's `error.code`. */
   readonly code: HttpErrorCode
+  /** The request field the problem is about, e.g. `batch[3].event`. */
   readonly field?: string
+  /** Headers of the answer, such as `retry-after` on a 503. */
   readonly headers: Record<string, string>
 
   constructor(status: number, code: HttpErrorCode, message: string, options: HttpProblemOptions = {}) {
@@ -46,6 +55,7 @@ export class HttpProblem extends Error {
     this.headers = options.headers ?? {}
   }
 
+  /** The JSON answer `{ "success": false, "error": { code, message, field? } }`, plus `extraHeaders`. */
   toAnswer(extraHeaders: Record<string, string> = {}): JsonAnswer {
     const error: Record<string, string> = { code: this.code, message: this.message }
     if (this.field !== undefined) error.field = this.field

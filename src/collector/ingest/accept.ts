@@ -26,6 +26,7 @@ import type { PlanVerdict } from './tracking-plan.js'
 
 /** A batch (or single call) the collector accepted. */
 export interface AcceptedBatch {
+  /** The name of the source whose write key it came with. */
   source: string
   /** The parsed request body, as sent. */
   body: Record<string, unknown>

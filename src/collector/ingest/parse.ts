@@ -20,6 +20,11 @@ import { parseExact, stringifyExact, type ParsedJson } from '../../message/exact
 import { describeJsonSyntaxError } from '../../message/json-syntax.js'
 import { nonFiniteAsNull } from '../../message/non-finite.js'
 
+/**
+ * A message as the collector accepted it and forwards it: validated, with the batch's `context` and
+ * `integrations` merged under its own, `timestamp` set, `messageId` filled in when absent, and
+ * `receivedAt`.
+ */
 export type Message = Record<string, unknown> & { type: MessageType }
 
 /** What a request body is: a batch, or one call of a type given by the path. */

@@ -8,6 +8,11 @@ import { isPlainObject } from '../../message/validate.js'
 /** The destination's name in `integrations`. */
 export const WEBHOOKS_INTEGRATION = 'Webhooks'
 
+/**
+ * Whether a message's `integrations` object lets it reach the destination `name` (default
+ * `'Webhooks'`): every destination is on unless `All: false` or the destination set `false`; the
+ * destination's own entry (`true`, or an options object) wins over `All`. Keys are case-sensitive.
+ */
 export function integrationEnabled(integrations: unknown, name: string = WEBHOOKS_INTEGRATION): boolean {
   if (!isPlainObject(integrations)) return true
   const own = integrations[name]

@@ -21,8 +21,10 @@ import { JsonAnswer } from '../http/errors.js'
 import { guardReport } from '../guard-report.js'
 import { checkTarget } from './options.js'
 
+/** A fetch-style handler: a `Request` in, a `Response` out (`collector.fetch` is one). */
 export type FetchHandler = (request: Request) => Promise<Response>
 
+/** The options of {@link createRequestListener}. */
 export interface RequestListenerOptions {
   /** Called with every unexpected error. Default: `console.error`. What it throws is printed, never thrown on. */
   onError?: (error: unknown) => void
@@ -235,8 +237,23 @@ function cutOffUnfinishedBody(req: IncomingMessage, res: ServerResponse): void {
  * structural, so the collector's types check without Node's types (a worker project has none).
  */
 export interface NodeRequestLike { readonly method?: string | undefined; readonly url?: string | undefined }
+/** Node's `ServerResponse`, structurally (see {@link NodeRequestLike}). */
 export interface NodeResponseLike { readonly headersSent: boolean }
 
+/**
+ * A Node `(req, res)` request listener around a collector (or any fetch-style handler), for
+ * `http.createServer`, Express or Fastify. It uses only what Node hands it (no `node:` import). An
+ * unexpected error is reported to `onError` and answered 500; it never crashes the process.
+ *
+ * @throws `ConfigError` for a `target` that is neither a collector nor a fetch handler.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http'
+ *
+ * createServer(createRequestListener(collector)).listen(8700, '127.0.0.1')
+ * ```
+ */
 export function createRequestListener(
   target: FetchHandler | { fetch: FetchHandler },
   options: RequestListenerOptions = {},

@@ -18,7 +18,10 @@ import { settlesWithin } from '../settles-within.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 import { checkTarget, resolveServerOptions } from './options.js'
 
-/** Checked before anything listens: a bad value is a `ConfigError` naming the option. */
+/**
+ * The options of {@link startServer}, checked before anything listens: a bad value or an unknown
+ * option is a `ConfigError` naming it.
+ */
 export interface ServerOptions {
   /** An integer from 0 to 65535. Default 8700; 0 picks a free port. */
   port?: number
@@ -32,16 +35,23 @@ export interface ServerOptions {
   onError?: (error: unknown) => void
 }
 
+/** The part of Node's `http.Server` that {@link CollectorServer.server} shows, typed without Node's types. */
 export interface NodeServerLike {
+  /** `server.address()`: the bound address. */
   address(): unknown
+  /** `server.close()`: stops accepting connections. Prefer {@link CollectorServer.close}. */
   close(callback?: (error?: Error) => void): unknown
+  /** `server.on()`: listens for the server's events. */
   on(event: string, listener: (...args: any[]) => void): unknown
 }
 
+/** A running Node HTTP server, as {@link startServer} resolves with it. */
 export interface CollectorServer {
   /** `http://host:port`, ready to use as a client's `endpoint`. */
   readonly url: string
+  /** The host it listens on. */
   readonly host: string
+  /** The port it listens on (the one picked, when `port` was 0). */
   readonly port: number
   /**
    * The underlying Node `http.Server`, typed structurally so the collector's types need no Node
@@ -91,6 +101,20 @@ async function untilReady(handler: object, onError: (error: unknown) => void): P
   }
 }
 
+/**
+ * Runs a collector (or any fetch-style handler) as a Node HTTP server. Resolves once it listens,
+ * which is when the collector is ready (queue server connected, saved settings applied), or after
+ * 10 s, reported through `onError`, if it is not. `node:http` is loaded only when this is called.
+ *
+ * @throws `ConfigError` (as a rejection) naming a bad or unknown option, or a `target` that is
+ *   neither a collector nor a fetch handler.
+ *
+ * @example
+ * ```ts
+ * const server = await startServer(createCollector(config), { port: 8700 })
+ * console.log(`collector at ${server.url}`) // a client's `endpoint`
+ * ```
+ */
 export async function startServer(
   target: FetchHandler | { fetch: FetchHandler },
   input: ServerOptions = {},
