@@ -3,6 +3,10 @@
  * into a scratch folder, a static server on loopback serves it, and Debian's Chromium opens it.
  * The home page renders, the local search finds `flushAt` and lands on its section, every internal
  * link and anchor of every built page resolves, and nothing is fetched from another host.
+ *
+ * The API reference is generated from the doc comments of the four entries' public exports
+ * (typedoc.json): TypeDoc's own validation (`notDocumented`, for the kinds
+ * `requiredToBeDocumented` lists) names every export without one, and a test here fails on any.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -22,6 +26,7 @@ let site: string
 let server: Server
 let origin: string
 let chromium: Chromium
+let typedocOutput: string
 
 /** The built file a site path is served from (`cleanUrls`: `/client` is `client.html`), if any. */
 function fileFor(path: string): string | undefined {
@@ -41,6 +46,7 @@ beforeAll(async () => {
   site = join(scratch.dir, 'site')
   const api = await run('npx', ['typedoc'], { cwd: ROOT, timeoutMs: 120_000 })
   expectCleanExit(api, 'typedoc')
+  typedocOutput = (api.stdout + api.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const built = await run('npx', ['vitepress', 'build', 'docs', '--outDir', site], { cwd: ROOT, timeoutMs: 400_000 })
   expectCleanExit(built, 'vitepress build')
   server = createServer((req, res) => {
@@ -57,6 +63,14 @@ afterAll(async () => {
   await chromium?.close()
   await new Promise((resolve) => server?.close(resolve))
   scratch?.remove()
+})
+
+describe('the API reference', () => {
+  it('every public export of every entry has a doc comment (TypeDoc validation)', () => {
+    const undocumented = [...typedocOutput.matchAll(/^\[(?:warning|error)\] (.+?) \(\w+\), defined in .+ does not have any documentation$/gm)].map((m) => m[1])
+    expect(undocumented, 'public exports without a doc comment').toEqual([])
+    expect(typedocOutput, 'TypeDoc warned').not.toMatch(/^\[(warning|error)\]/m)
+  })
 })
 
 describe('the docs site (npm run docs), in Chromium', () => {
