@@ -41,7 +41,7 @@ export interface CommonFields {
 /** Every call but alias needs a `userId` or an `anonymousId` (or both). */
 export type Identity =
   | { userId: string; anonymousId?: string }
-  | { userId?: string; anonymousId: string }
+  | { userId?: undefined; anonymousId: string }
 
 /** What {@link Client.identify} takes: who the user is (`userId` or `anonymousId`) and their `traits`. */
 export type IdentifyMessage = CommonFields & Identity & { traits?: Properties }
