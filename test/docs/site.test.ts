@@ -44,7 +44,7 @@ function htmlFiles(dir: string): string[] {
 beforeAll(async () => {
   scratch = scratchDir('docs-site')
   site = join(scratch.dir, 'site')
-  const api = await run('npx', ['typedoc'], { cwd: ROOT, timeoutMs: 120_000 })
+  const api = await run('npx', ['typedoc'], { cwd: ROOT, timeoutMs: 300_000 })
   expectCleanExit(api, 'typedoc')
   typedocOutput = (api.stdout + api.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const built = await run('npx', ['vitepress', 'build', 'docs', '--outDir', site], { cwd: ROOT, timeoutMs: 400_000 })
@@ -57,13 +57,13 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   chromium = await launchChromium()
-}, 600_000)
+}, 900_000)
 
 afterAll(async () => {
   await chromium?.close()
   await new Promise((resolve) => server?.close(resolve))
   scratch?.remove()
-})
+}, 60_000)
 
 describe('the API reference', () => {
   it('every public export of every entry has a doc comment (TypeDoc validation)', () => {
