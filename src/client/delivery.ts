@@ -7,7 +7,7 @@ import { AbortedError, AnalyticsError, HttpError, isAnalyticsError, messageOf } 
 import { count, type Logger } from '../logger.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
 import { sleep } from '../platform/runtime.js'
-import type { HttpAnswer } from '../platform/transport.js'
+import type { HttpAnswer } from '../transport/types.js'
 import { attemptRequest, discardBody } from '../transport/attempt.js'
 import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
@@ -17,7 +17,7 @@ import { Stop, type StopSignal } from '../transport/stop.js'
 import type { BodyBuilder } from './batcher.js'
 import { sentMessages, type QueuedMessage } from './build-message.js'
 import { Limiter } from './limiter.js'
-import { heldBody, holdsBytes, releaseBody } from '../platform/arena.js'
+import { heldBody, holdsBytes, releaseBody, type Held } from '../platform/arena.js'
 import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
 
 export interface BatchOutcome {
@@ -56,6 +56,8 @@ interface Sending {
   hides: number
   /** Whether its next attempt holds a connection slot (see `#take`). */
   slot?: boolean
+  /** Settles once the transport has written its body (answers that came first said it was still writing it). */
+  written?: Promise<unknown>
 }
 
 /**
@@ -139,7 +141,7 @@ export class Delivery {
       status = await this.#attempts(sending)
     } catch (error) {
       // Its last attempt is over (a 413's halves get bodies of their own).
-      if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body)
+      if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body, sending.written)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
         const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
@@ -149,7 +151,7 @@ export class Delivery {
       // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
       return this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
     }
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body)
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body, sending.written)
     this.#hooks.delivered(batch, status)
     return { delivered: batch.length, failed: 0 }
   }
@@ -194,7 +196,7 @@ export class Delivery {
   async #prepare(batch: QueuedMessage[], keepalive: boolean): Promise<Prepared> {
     // On Node, with the Node transport: the body in the arena, made of the messages' held bytes.
     const json = !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)
-      ? heldBody(this.#bodies, batch)
+      ? heldBody(this.#bodies, batch as Held[])
       : this.#bodies.build(batch, new Date().toISOString())
     const compressed = this.#options.gzip && !keepalive ? await gzip(json) : undefined
     // Compressed, the copy is what is sent.
@@ -210,6 +212,8 @@ export class Delivery {
       async () => {
         try {
           const response = await this.#attempt(sending)
+          // (Node transport only: the browser build has none.)
+          if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && response.written) sending.written = Promise.all([sending.written, response.written])
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response, options.timeout)
             this.#failureRun = 0

@@ -7,7 +7,8 @@ import { ConfigError } from '../errors.js'
 import { refuseUnknownKeys } from '../closest.js'
 import { expected, isPlainObject } from '../message/validate.js'
 import type { FetchLike } from '../platform/transport.js'
-import type { SettingsStore } from './console/settings.js'
+import type { SettingsStore } from './console/settings-store.js'
+import type { SourceWebhooksConfig, WebhookUrlConfig } from './webhooks-config.js'
 import { compileTrackingPlan, type TrackingPlan, type TrackingPlanConfig } from './ingest/tracking-plan.js'
 import { resolveQueue, type QueueServer } from './queue-server.js'
 import { guardReport } from './guard-report.js'
@@ -16,30 +17,7 @@ import { describeSecret } from '../webhooks/signature.js'
 // The queue server's URL option is ./queue-server.ts; the state and delivery modules import these from here.
 export { redisDatabase, type QueueServer } from './queue-server.js'
 
-/** One webhook URL of a source's destination. */
-export interface WebhookUrlConfig {
-  /** Full http(s) URL, without credentials; each URL once per destination. */
-  url: string
-  /**
-   * Static headers sent to this URL only; they may not override `User-Agent`, `Content-Type` or
-   * `X-Signature`. Shown masked in the console and logs.
-   */
-  headers?: Record<string, string>
-}
-
-/** A source's Webhooks destination: where its messages are forwarded, signed, and for how long retried. */
-export interface SourceWebhooksConfig {
-  /** The destination on or off. Default `true` when `urls` are given. A disabled one is still checked. */
-  enabled?: boolean
-  /** 1 to 5 receivers, http or https. */
-  urls?: WebhookUrlConfig[]
-  /** Signs every forwarded body (`X-Signature`, HMAC-SHA1, hex). */
-  sharedSecret?: string
-  /** ms allowed for one delivery attempt (default 5000). */
-  timeout?: number
-  /** ms during which failed deliveries are retried (default 4 hours). */
-  retryWindow?: number
-}
+export type { SourceWebhooksConfig, WebhookUrlConfig } from './webhooks-config.js'
 
 /** One source: a write key that clients send with, and where its messages go. */
 export interface SourceConfig {

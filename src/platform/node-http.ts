@@ -14,7 +14,7 @@
  * browser build (`dist/index.browser.js`, the `<script>` file). In the collector's build it is
  * `dist/node-http.js` (`.cjs`), beside `dist/collector.js`, so a worker bundle leaves it out
  * (tsup.config.ts); for that reason it imports only ./transport-key.ts and ./node-answer.ts (the
- * answer it resolves with, which nothing else imports). The `node:` modules are loaded on first
+ * answer it resolves with, which nothing else imports), and types. The `node:` modules are loaded on first
  * use, the methods looked up on the module object at call time (so an interceptor such as msw that
  * patches `http.request` applies).
  */
@@ -22,7 +22,6 @@ import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions
 import type { StopSignal } from '../transport/stop.js'
 import { NodeAnswer, type ReadBody } from './node-answer.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
-import { writingUntil } from './transport.js'
 
 export interface NodeRequestInit {
   method?: string
@@ -223,15 +222,15 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       res.on('close', () => {
         if (!res.complete) cutBody!(Object.assign(new Error('The answer was cut short.'), { code: 'ECONNRESET' }))
       })
-      // A body still being written (an answer before the receiver read it all) is said so: a client
-      // reuses its memory only once it is written or the request is over (./arena.ts).
-      if (!req.writableFinished && payload !== undefined && typeof payload !== 'string') {
-        writingUntil(init.body as Uint8Array, new Promise((written) => {
-          req.once('finish', written)
-          req.once('close', written)
-        }))
-      }
-      resolve(new NodeAnswer(res, read))
+      // A body still being written (an answer before the receiver read it all) is said so, on the
+      // answer (`written`): a client reuses its memory only once it is written or the request is over.
+      const written = req.writableFinished || payload === undefined || typeof payload === 'string'
+        ? undefined
+        : new Promise<void>((done) => {
+          req.once('finish', done)
+          req.once('close', done)
+        })
+      resolve(new NodeAnswer(res, read, written))
     })
     const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'))
     // The time limit counts from when the request has a socket (connecting included), not while

@@ -4,16 +4,11 @@
  * (./node-http.ts). Delivery reads answers through `HttpAnswer`, the subset of `Response` every
  * transport provides. Same browser-build guard as ./runtime.ts.
  */
-import type { StopSignal } from '../transport/stop.js'
+import type { FetchLike, TimedTransportInit, Transport, TransportInit } from '../transport/types.js'
 import { isNode } from './runtime.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
-/**
- * A `fetch` function, as the `fetch` option takes it: called with the URL as a string and a
- * `RequestInit`, it must resolve with a `Response` (or an object with a numeric `status` and
- * `headers.get`); anything else fails the attempt like a network error.
- */
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+export type { FetchLike, HttpAnswer, TimedTransportInit, Transport, TransportInit } from '../transport/types.js'
 
 export { TRANSPORT_OF_FETCH }
 
@@ -37,68 +32,6 @@ export async function defaultFetch(input: string, init?: RequestInit): Promise<R
   }
   return mod.default(input, init)
 }
-
-/** What delivery reads from an answer: the subset of `Response` that a transport must provide. */
-export interface HttpAnswer {
-  readonly status: number
-  readonly headers: { get(name: string): string | null }
-  /**
-   * The body as a stream, where the transport has one (fetch: `null` when there is none);
-   * `undefined` when the transport reads the body itself (`nodeRequest`: it keeps the first 16 KiB
-   * and discards the rest). Read it with `text()`.
-   */
-  readonly body?: ReadableStream<Uint8Array> | null
-  text(): Promise<string>
-  arrayBuffer(): Promise<ArrayBuffer>
-}
-
-/** Bodies the Node transport was still writing when their answer came (a receiver may answer before reading it all). */
-const writing = new WeakMap<Uint8Array, Promise<unknown>>()
-
-/** `body` is written once `written` settles (the Node transport, when an answer came first). */
-export function writingUntil(body: Uint8Array, written: Promise<unknown>): void {
-  const before = writing.get(body)
-  writing.set(body, before ? Promise.all([before, written]) : written)
-}
-
-/** What settles once the transport has written `body`, if an answer came before it did. */
-export const stillWriting = (body: Uint8Array): Promise<unknown> | undefined => writing.get(body)
-
-export interface TransportInit {
-  method: string
-  headers: Record<string, string>
-  body: string | Uint8Array<ArrayBuffer>
-  signal: AbortSignal
-  redirect: 'manual'
-  keepalive?: boolean
-}
-
-/**
- * What a transport that `takesTimeout` is given instead: the whole request's time limit, and the
- * caller's signal as it is (an `AbortSignal` or a client's `Stop`), if any.
- */
-export interface TimedTransportInit extends Omit<TransportInit, 'signal'> {
-  signal?: StopSignal
-  timeoutMs: number
-}
-
-/**
- * Sends one request. A fetch is one; so is `nodeRequest` (src/platform/node-http.ts), which
- * `takesTimeout`: given `timeoutMs`, it ends the request itself when that runs out and rejects with
- * an error whose `timedOut` is true, so `attemptRequest` needs no `AbortController` and timer of
- * its own for it.
- */
-export type Transport = ((url: string, init: TransportInit) => Promise<HttpAnswer>) & {
-  readonly takesTimeout?: boolean
-  /**
-   * The transport reads a `Uint8Array` body only until its request settles, or, when an answer
-   * came first, until `stillWriting(body)` settles: the caller may reuse the body's memory then
-   * (`platformTransport()` on Node). A fetch may keep reading a body after that (the caller's own
-   * fetch, a test's), so it is given bodies no one reuses.
-   */
-  readonly takesPooledBodies?: boolean
-}
-
 
 /**
  * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
@@ -124,8 +57,14 @@ export function platformTransport(): Transport {
   if ((typeof __BROWSER__ === 'boolean' && __BROWSER__) || !nodeTransportLoaded) return defaultFetch as Transport
   const send = (url: string, init: TransportInit | TimedTransportInit) => {
     if (nodeTransport) return nodeTransport(url, init as TransportInit)
-    return nodeTransportLoaded.then((loaded) => {
-      if (loaded) return loaded(url, init as TransportInit)
+    return nodeTransportLoaded.then(async (loaded) => {
+      // Answered through a fetch's path (not `takesTimeout` yet), which keeps only a refusal's
+      // status, headers and text: the answer is given once the body is written (`written`).
+      if (loaded) {
+        const answer = await loaded(url, init as TransportInit)
+        await answer.written
+        return answer
+      }
       // The fetch instead is given a copy of a pooled body (see `takesPooledBodies`).
       const { body } = init
       return (defaultFetch as Transport)(url, { ...init, body: typeof body === 'string' ? body : body.slice() } as TransportInit)

@@ -7,7 +7,7 @@ import { AbortedError, TimeoutError } from '../errors.js'
 import { readCapped, transportFailure } from './failure.js'
 import { kindOf } from '../message/validate.js'
 import { setBackgroundTimeout } from '../platform/runtime.js'
-import type { HttpAnswer, TimedTransportInit, TransportInit } from '../platform/transport.js'
+import type { HttpAnswer, TimedTransportInit, TransportInit } from './types.js'
 import type { StopSignal } from './stop.js'
 
 export interface AttemptRequest {

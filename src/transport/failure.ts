@@ -5,7 +5,7 @@
  * `cause`; an HTTP refusal carries its status, the server's own reason and the Retry-After used.
  */
 import { HttpError, messageOf, NetworkError, TlsError, type AnalyticsError } from '../errors.js'
-import type { HttpAnswer } from '../platform/transport.js'
+import type { HttpAnswer } from './types.js'
 import { readUpTo } from './read-stream.js'
 import { classifyStatus } from './retry-policy.js'
 

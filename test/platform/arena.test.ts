@@ -3,11 +3,10 @@ import { heldBody, heldText, release, releaseBody, type Held } from '../../src/p
 import { BodyBuilder } from '../../src/client/batcher.js'
 import type { QueuedMessage } from '../../src/client/build-message.js'
 import type { SentMessage } from '../../src/message/types.js'
-import { writingUntil } from '../../src/platform/transport.js'
 import { HeldQueue } from '../../src/platform/held-queue.js'
 
 /** A message held in the arena, as the client queues it (a built message's text, without its parts), then taken. */
-const held = (json: string): QueuedMessage => {
+const held = (json: string): Held => {
   const queue = new HeldQueue()
   queue.hold({ message: {} as SentMessage, json, bytes: Buffer.byteLength(json) })
   return queue.splice(0, 1)[0]
@@ -101,8 +100,7 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
     const body = heldBody(builder, messages)
     for (const m of messages) release(region(m))
     let written!: () => void
-    writingUntil(body, new Promise<void>((done) => (written = done)))
-    releaseBody(body)
+    releaseBody(body, new Promise<void>((done) => (written = done)))
     // Still being written: its slab is not reused (a new message goes after the body).
     const during = held('{"n":3}')
     expect(region(during).at).toBeGreaterThan(0)

@@ -16,7 +16,7 @@
 import { ConfigError } from '../../errors.js'
 import { isPlainObject } from '../../message/validate.js'
 import { hasMaskedCredential, maskUrl } from '../../secrets.js'
-import type { SourceWebhooksConfig, WebhookUrlConfig } from '../config.js'
+import type { SourceWebhooksConfig, WebhookUrlConfig } from '../webhooks-config.js'
 
 /** What every masked value starts with. It is not ASCII, so it is never a valid header value. */
 export const MASK = '••••'

@@ -1,57 +1,23 @@
 /**
  * The collector's handler, web-standard globals only: `(head, full) => Promise<Response |
- * JsonAnswer>` (see ./direct.ts; `createCollector` makes it the fetch-style `fetch`). Routes a
- * request to ingest (`../ingest/accept.ts`) or to the admin endpoints (`../admin/`), answers CORS
+ * JsonAnswer>` (see ./direct.ts; `createCollector` makes it the fetch-style `fetch`). Sends a
+ * request, by its route (./routes.ts), to ingest (`../ingest/accept.ts`) or to the admin endpoints (`../admin/`), answers CORS
  * preflights and refuses work while closing. Every failure is an `HttpProblem` that renders itself, through
  * the one `catch` at the top; anything else is a bug, reported and answered 500.
  */
 import type { Logger } from '../../logger.js'
 import { maskUrl } from '../../secrets.js'
-import type { MessageType } from '../../message/types.js'
-import { handleAdmin, type AdminContext, type AdminRoute } from '../admin/endpoints.js'
+import { handleAdmin, type AdminContext } from '../admin/endpoints.js'
 import { routeConsole, type ConsoleContext } from '../console/index.js'
 import { QUEUE_WRITE_WAIT_MS } from '../delivery/queue.js'
 import type { Ingest } from '../ingest/accept.js'
-import type { BodyKind } from '../ingest/parse.js'
 import type { IngestTally } from '../stats.js'
 import { corsHeaders, preflight } from './cors.js'
 import type { CollectorCore, RequestHead } from './direct.js'
 import { HttpProblem, jsonAnswer, methodNotAllowed, retryLater, notFound, toHttpProblem, type JsonAnswer } from './errors.js'
 import { readBodyText } from './read-body.js'
+import { ADMIN_PATHS, buildRoutes, routePath } from './routes.js'
 import { describe } from '../../message/validate.js'
-
-type Route =
-  /** `keyInQuery`: RudderStack's beacon form, `?writeKey=KEY`. */
-  | { kind: 'ingest'; body: BodyKind; keyInQuery?: true }
-  | { kind: 'metrics' }
-  | { kind: 'admin'; name: AdminRoute; method?: 'GET' }
-
-const SINGLE: Record<string, MessageType> = {
-  identify: 'identify', track: 'track', page: 'page', screen: 'screen', group: 'group', alias: 'alias',
-  // The short forms analytics.js posts to.
-  i: 'identify', t: 'track', p: 'page', s: 'screen', g: 'group', a: 'alias',
-}
-
-function buildRoutes(admin: boolean): Map<string, Route> {
-  const routes = new Map<string, Route>([
-    ['/v1/batch', { kind: 'ingest', body: 'batch' }],
-    ['/v1/b', { kind: 'ingest', body: 'batch' }],
-    // Where analytics-ruby (and other clients of the older API) POSTs its batches: the same body.
-    ['/v1/import', { kind: 'ingest', body: 'batch' }],
-    ['/beacon/v1/batch', { kind: 'ingest', body: 'batch', keyInQuery: true }],
-    // analytics.js's own metrics (no write key): answered, counted, not forwarded.
-    ['/v1/m', { kind: 'metrics' }],
-  ])
-  for (const [path, type] of Object.entries(SINGLE)) routes.set(`/v1/${path}`, { kind: 'ingest', body: type })
-  if (admin) {
-    routes.set('/v1/deletions', { kind: 'admin', name: 'deletions' })
-    routes.set('/v1/audiences', { kind: 'admin', name: 'audiences' })
-    routes.set('/v1/stats', { kind: 'admin', name: 'stats', method: 'GET' })
-  }
-  return routes
-}
-
-const ADMIN_PATHS = new Set([...buildRoutes(true)].filter(([, route]) => route.kind === 'admin').map(([path]) => path))
 
 export interface HandlerContext {
   ingest: Ingest
@@ -96,10 +62,7 @@ export function createHandler(context: HandlerContext): CollectorCore {
   return async function answer(request, full) {
     context.tally.request()
     try {
-      // A trailing `/`, and a doubled one: the vendor's Go, PHP and .NET libraries append
-      // `/v1/batch` to an endpoint given as `http://host:8700/`, posting to `//v1/batch`.
-      const pathname = new URL(request.url).pathname
-      const path = (pathname.includes('//') ? pathname.replace(/\/\/+/g, '/') : pathname).replace(/\/+$/, '') || '/'
+      const path = routePath(request.url)
       const page = routeConsole(request, path, context.console, full)
       if (page !== undefined) return await page
       const route = routes.get(path)

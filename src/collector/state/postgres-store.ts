@@ -3,7 +3,7 @@
  * counters, memberships, claimed messageIds and settled marks, the last two with their expiry
  * (expired rows are deleted about once a minute), and turns under way.
  */
-import type { JobSize, Mark, Store } from './shared-state.js'
+import type { JobSize, Mark, Store } from './store.js'
 
 const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'

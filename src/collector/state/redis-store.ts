@@ -2,7 +2,7 @@
  * The shared state (./shared-state.ts) in Redis: the counters and memberships in two hashes, a
  * key per claimed messageId, per settled mark and per turn, each with its time to live.
  */
-import type { JobSize, Mark, Store } from './shared-state.js'
+import type { JobSize, Mark, Store } from './store.js'
 import { quitRedis } from './drivers.js'
 
 const PREFIX = 'isomorphic-analytics'

@@ -32,32 +32,14 @@ import { randomUUID } from '../../platform/runtime.js'
 import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'
+import type { JobSize, Mark, Store } from './store.js'
 
-/** What the state needs of its server: ./redis-store.ts and ./postgres-store.ts. */
-export interface Store {
-  write(deltas: ReadonlyMap<string, number>): Promise<void>
-  read(): Promise<Record<string, number>>
-  getMembers(key: string): Promise<string[] | undefined>
-  setMembers(key: string, members: readonly string[]): Promise<void>
-  /** The keys (distinct) this owner holds once done: newly claimed, or claimed by it before. */
-  claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>>
-  settle(marks: readonly Mark[], ttlMs: number): Promise<void>
-  settledOf(job: string, count: number): Promise<Set<number>>
-  forget(jobs: readonly JobSize[]): Promise<void>
-  /** Takes the turn `key` for `owner` for `ttlMs`, unless another owner holds it: whether it did. */
-  takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean>
-  /** Ends `owner`'s turn `key` (nothing if it is no longer its own). */
-  endTurn(key: string, owner: string): Promise<void>
-  close(): Promise<void>
-}
+export type { JobSize, Mark, Store }
+
 
 /** How often a process waiting for a turn another one holds tries to take it. */
 const TURN_POLL_MS = 25
 
-/** A `batch` job (its key) and one of its payloads (index in the job). */
-export type Mark = readonly [job: string, index: number]
-/** A `batch` job (its key) and its number of payloads. */
-export type JobSize = readonly [job: string, count: number]
 
 /** Usable at once: increments made before the server is reached are written by the first flush. */
 export class SharedState {
