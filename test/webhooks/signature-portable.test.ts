@@ -35,16 +35,15 @@ describe('the portable signing path (no node:crypto)', () => {
   })
 
   it('signs short and long text bodies like node:crypto, however far each outgrows the last', () => {
-    // From empty to 35,000 UTF-8 bytes, and back: the reused buffer (4,096 bytes at first) must
-    // grow past each body's longest encoding, a jump of many times its size included.
+    // The reused buffer (4,096 bytes at first) must grow past each body's longest encoding: at
+    // once to 90,000 bytes (many times its size), then by small steps and large, and back.
     const bodies = [
+      '中'.repeat(30_000),
       '',
       '{"type":"track","event":"Clicked"}',
-      'x'.repeat(1_365),
-      'x'.repeat(1_366),
       'é🔥x'.repeat(5_000),
-      'é🔥x'.repeat(5_250),
-      '中'.repeat(30_000),
+      '中'.repeat(30_001),
+      'x'.repeat(70_000),
       'short again',
       'lone \ud800 surrogate',
     ]
