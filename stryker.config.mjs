@@ -10,6 +10,11 @@ export default {
   mutate: MODULES.map((module) => module.file),
   // Two workers: the machines this runs on have two cores.
   concurrency: 2,
+  // A mutant that runs past its tests' own time (×1.5) plus this is counted as killed: a loop made
+  // endless. Generous, so that a loaded machine's slowness is not counted as a kill; endless loops
+  // in the modules' loops are caught sooner, by Stryker's hit limit.
+  timeoutMS: 10_000,
+  timeoutFactor: 1.5,
   reporters: ['progress', 'clear-text', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -23,7 +23,12 @@ export const MODULES = [
     name: 'parse',
     file: 'src/collector/ingest/parse.ts',
     threshold: 90,
-    tests: ['test/collector/ingest/parse.test.ts', 'test/collector/ingest/envelope.test.ts', 'test/collector/ingest/event-time.test.ts'],
+    tests: [
+      'test/collector/ingest/parse.test.ts',
+      'test/collector/ingest/message-limits.test.ts',
+      'test/collector/ingest/envelope.test.ts',
+      'test/collector/ingest/event-time.test.ts',
+    ],
   },
 ]
 

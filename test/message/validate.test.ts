@@ -7,7 +7,7 @@
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/errors.js'
-import { describe as describeValue, isPlainObject, isValidTimestamp, kindOf, validateMessage } from '../../src/message/validate.js'
+import { describe as describeValue, isPlainObject, isValidTimestamp, kindOf, passes, validateMessage } from '../../src/message/validate.js'
 import type { MessageType } from '../../src/message/types.js'
 
 const BUILDS = ['server', 'browser'] as const
@@ -71,6 +71,10 @@ const INVALID: Array<[MessageType, unknown, ReturnType<typeof refusal>]> = [
   ['track', { event: 'E', userId: 'u1', timestamp: '2026-11-25 10:00:00 GMT+0200' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"2026-11-25 10:00:00 GMT+0200"`.')],
   ['track', { event: 'E', userId: 'u1', timestamp: 'On 2026-11-25T10:00:00Z' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"On 2026-11-25T10:00:00Z"`.')],
   ['track', { event: 'E', userId: 'u1', timestamp: '2026-11-25T10:00:00Z!' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"2026-11-25T10:00:00Z!"`.')],
+  // What Date.parse would read as another day or year: November 11th, the year 12026.
+  ['track', { event: 'E', userId: 'u1', timestamp: 'Nov 2026-11-25' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"Nov 2026-11-25"`.')],
+  ['track', { event: 'E', userId: 'u1', timestamp: '12026-11-25 10:00' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"12026-11-25 10:00"`.')],
+  ['track', { event: 'E', userId: 'u1', timestamp: ' 2026-11-25 10:00' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `" 2026-11-25 10:00"`.')],
   ['track', { event: 'E', userId: 'u1', timestamp: '2026-02-29' }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `"2026-02-29"`.')],
   ['track', { event: 'E', userId: 'u1', timestamp: new Date(Number.NaN) }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `Invalid Date`.')],
   ['track', { event: 'E', userId: 'u1', timestamp: 1764064800000 }, refusal('timestamp', 'Expected `timestamp` to be a valid Date or ISO 8601 string, got `1764064800000`.')],
@@ -96,6 +100,18 @@ describe.each(BUILDS)('validateMessage in the %s build', (build) => {
 
   it.each(INVALID)('refuses a %s %j naming the problem', (type, message, expected) => {
     expect(outcome(build, type, message)).toEqual(expected)
+  })
+})
+
+describe('the quick check of the server build (`passes`)', () => {
+  it('says yes to every valid message, so none takes the slower naming path', () => {
+    for (const [type, message] of VALID) expect(passes(type, message), `${type} ${JSON.stringify(message)}`).toBe(true)
+  })
+
+  it('says no to every invalid message, so each gets its named error', () => {
+    for (const [type, message] of INVALID) {
+      if (isPlainObject(message)) expect(passes(type, message), `${type} ${JSON.stringify(message)}`).toBe(false)
+    }
   })
 })
 
@@ -137,6 +153,13 @@ describe('how a bad value is named (never what a secret holds)', () => {
   ])('%s: describe says %s, kindOf %s', (value, described, kind) => {
     expect(describeValue(value)).toBe(described)
     expect(kindOf(value)).toBe(kind)
+  })
+
+  it('an instance of a nameless class, or with no constructor at all, is an object', () => {
+    for (const value of [new (class {})(), Object.create({ constructor: undefined })]) {
+      expect(describeValue(value)).toBe('an object')
+      expect(kindOf(value)).toBe('an object')
+    }
   })
 
   it('a Date is shown as it is', () => {

@@ -171,6 +171,14 @@ describe('the batch envelope', () => {
     }
   })
 
+  it("merges its context and integrations under each message's own", () => {
+    const body = { batch: [track({ integrations: { Mixpanel: false } }), track()], context: { library: { name: 'analytics-go' } }, integrations: { All: true, Mixpanel: true } }
+    const [own, plain] = read('batch', JSON.stringify(body))
+    expect(own.integrations).toEqual({ All: true, Mixpanel: false })
+    expect(plain.integrations).toEqual({ All: true, Mixpanel: true })
+    expect(plain.context).toEqual({ library: { name: 'analytics-go' } })
+  })
+
   it('refuses a context or integrations that is not an object, naming it', () => {
     expect(problem(() => read('batch', JSON.stringify({ batch: [track()], integrations: 'all' })))).toEqual({
       status: 400, code: 'VALIDATION', field: 'integrations', message: 'Expected `integrations` to be an object, got `"all"`.',
@@ -197,6 +205,11 @@ describe('the size limit', () => {
     const big = track({ properties: { pad: 'x'.repeat(33_000) } })
     expect(problem(() => read('batch', batchOf(track(), big)))).toMatchObject({ status: 400, code: 'MESSAGE_TOO_LARGE', field: 'batch[1]' })
     expect(problem(() => read('track', JSON.stringify(big)))).toMatchObject({ status: 400, code: 'MESSAGE_TOO_LARGE', field: 'message' })
+    // A single call's body need not be checked when even 3 bytes per character cannot reach the
+    // limit; this one (10,944 characters) can, once its type is added: 32,797 bytes.
+    const body = `{"userId":"u","event":"${'中'.repeat(10_919)}"}`
+    expect(body.length).toBe(10_944)
+    expect(problem(() => read('track', body))).toMatchObject({ status: 400, code: 'MESSAGE_TOO_LARGE', field: 'message' })
     // Integers beyond 2^53 (read as bigints) are measured on the message's exact JSON.
     const digits = JSON.stringify(track({ properties: { pad: 'x'.repeat(14_000), ids: Array(1_000).fill(1) } })).replace(/\b1\b(?=[,\]])/g, '9223372036854775807')
     expect(problem(() => read('batch', `{"batch":[${digits}]}`))).toMatchObject({ code: 'MESSAGE_TOO_LARGE', field: 'batch[0]' })
