@@ -8,8 +8,14 @@ import { relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { selectModules } from './mutation-modules.mjs'
 
-const { values } = parseArgs({ options: { modules: { type: 'string' } } })
-const modules = selectModules(values.modules)
+let modules
+try {
+  const { values } = parseArgs({ options: { modules: { type: 'string' } } })
+  modules = selectModules(values.modules)
+} catch (error) {
+  console.error(`mutation: ${error.message}`)
+  process.exit(2)
+}
 
 // StrykerJS runs the tests on worker threads, where setting `process.env.TZ` does not change the
 // zone: the whole run gets one zone away from UTC (and not a whole number of hours from it), so
@@ -31,15 +37,18 @@ const rows = modules.map((module) => {
   const valid = detected + mine.filter((result) => UNDETECTED.has(result.status)).length
   const score = valid === 0 ? 0 : (100 * detected) / valid
   const timeouts = mine.filter((result) => result.status === 'Timeout').length
-  return { module, mutants: mine.length, detected, valid, score, timeouts, ok: valid > 0 && score >= module.threshold }
+  // Marked `// Stryker disable` (equivalent mutants, each with its reason), or not valid code.
+  const excluded = mine.length - valid
+  return { module, detected, valid, score, timeouts, excluded, ok: valid > 0 && score >= module.threshold }
 })
 
 const pad = (text, width) => String(text).padEnd(width)
-console.log(`\n${pad('module', 14)}${pad('file', 34)}${pad('mutants', 9)}${pad('killed', 8)}${pad('timeout', 9)}${pad('score', 9)}${pad('threshold', 11)}result`)
+console.log(`\n${pad('module', 14)}${pad('scored', 8)}${pad('killed', 8)}${pad('timeout', 9)}${pad('missed', 8)}${pad('excluded', 10)}${pad('score', 10)}${pad('threshold', 11)}result`)
 for (const row of rows) {
   console.log(
-    pad(row.module.name, 14) + pad(row.module.file, 34) + pad(row.mutants, 9) + pad(row.detected - row.timeouts, 8) + pad(row.timeouts, 9) +
-      pad(`${row.score.toFixed(2)} %`, 9) + pad(`${row.module.threshold} %`, 11) + (row.ok ? 'ok' : row.valid === 0 ? 'FAIL (no mutant ran)' : 'FAIL'),
+    pad(row.module.name, 14) + pad(row.valid, 8) + pad(row.detected - row.timeouts, 8) + pad(row.timeouts, 9) + pad(row.valid - row.detected, 8) +
+      pad(row.excluded, 10) + pad(`${row.score.toFixed(2)} %`, 10) + pad(`${row.module.threshold} %`, 11) +
+      (row.ok ? 'ok' : row.valid === 0 ? 'FAIL (no mutant ran)' : 'FAIL'),
   )
 }
 console.log(`\nmutation: ${modules.length} module(s) in ${seconds} s; report: reports/mutation/mutation.html`)
