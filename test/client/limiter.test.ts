@@ -48,4 +48,29 @@ describe('Limiter', () => {
     const free = new Limiter(5)
     for (let i = 0; i < 5; i++) await free.acquire()
   })
+
+  it('frees a slot released with no one waiting, for the next acquire at once', async () => {
+    const limiter = new Limiter(1)
+    await limiter.acquire()
+    limiter.release()
+    let held = false
+    void limiter.acquire().then(() => (held = true))
+    await tick()
+    expect(held).toBe(true)
+  })
+
+  it('wake() lets every waiter go at once without a slot (resolved with `true`), and the slots stay taken', async () => {
+    const limiter = new Limiter(1)
+    expect(await limiter.acquire()).toBeUndefined()
+    const woken = [limiter.acquire(), limiter.acquire()]
+    limiter.wake()
+    expect(await Promise.all(woken)).toEqual([true, true])
+    let held = false
+    void limiter.acquire().then(() => (held = true))
+    await tick()
+    expect(held).toBe(false)
+    limiter.release()
+    await tick()
+    expect(held).toBe(true)
+  })
 })

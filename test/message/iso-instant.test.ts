@@ -1,6 +1,10 @@
 /**
  * `isoInstant`: the instant of an accepted ISO 8601 string, the same in every time zone (an
  * offset-less date-time is UTC, not local time), and the payload time `WebhookDestination` sends.
+ *
+ * Setting `process.env.TZ` changes the zone on the main thread only: so it does under vitest's
+ * default pool (child processes), not on the worker threads StrykerJS runs tests on. There
+ * `npm run mutation` (scripts/mutation.mjs) runs everything in one zone away from UTC instead.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { isoInstant, isValidTimestamp } from '../../src/message/validate.js'

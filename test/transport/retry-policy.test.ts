@@ -43,6 +43,12 @@ describe('isRetryableError', () => {
     expect(isRetryableError(foreign)).toBe(true)
     expect(isRetryableError(Object.assign(new Error('x'), { code: 'HTTP', status: 500, messages: [] }))).toBe(true)
   })
+
+  it('retries by status only an HTTP error: another kind carrying the status behind it stays final', () => {
+    expect(isRetryableError(new AnalyticsError('MESSAGE_TOO_LARGE', 'too large', { status: 503 }))).toBe(false)
+    expect(isRetryableError(new AnalyticsError('VALIDATION', 'refused', { status: 429 }))).toBe(false)
+    expect(isRetryableError(new AnalyticsError('HTTP', 'unavailable', { status: 503 }))).toBe(true)
+  })
 })
 
 describe('backoffDelay (full jitter)', () => {

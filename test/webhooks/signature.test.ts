@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { isConfigError, sign, verifySignature } from '../../src/webhooks/index.js'
+import { isConfigError, isValidationError, sign, SIGNATURE_HEADER, verifySignature } from '../../src/webhooks/index.js'
 import { nativeHmacSha1 } from '../../src/platform/hmac.js'
-import { portableHmacSha1, signSync } from '../../src/webhooks/signature.js'
+import { portableHmacSha1, signSync, timingSafeEqual } from '../../src/webhooks/signature.js'
 
 const SECRET = 'whsec_0123456789'
 const nodeHmac = (body: string | Buffer, secret: string) => createHmac('sha1', secret).update(body).digest('hex')
@@ -62,13 +62,43 @@ describe('sign', () => {
     expect(await sign(body, SECRET)).toBe(nodeHmac(body, SECRET))
   })
 
-  it('rejects with a ConfigError for an empty or missing secret', async () => {
+  it('rejects with a ConfigError naming `secret` for an empty or missing secret', async () => {
     await expect(sign('{}', '')).rejects.toSatisfy(isConfigError)
-    await expect(sign('{}', undefined as unknown as string)).rejects.toThrow(/`secret`/)
+    await expect(sign('{}', '')).rejects.toMatchObject({
+      code: 'CONFIG', option: 'secret', message: 'Expected `secret` to be a non-empty string, got `""`.',
+    })
+    await expect(sign('{}', undefined as unknown as string)).rejects.toMatchObject({
+      option: 'secret', message: 'Expected `secret` to be a non-empty string, got `undefined`.',
+    })
+    await expect(sign('{}', { key: SECRET } as unknown as string)).rejects.toMatchObject({
+      message: 'Expected `secret` to be a non-empty string, got an object.',
+    })
   })
 
-  it('rejects a body that is neither a string nor bytes', async () => {
-    await expect(sign({ a: 1 } as unknown as string, SECRET)).rejects.toThrow(/`body`/)
+  it('names a number, bigint or Date given as the secret by its kind and last four characters only (it may be a credential)', async () => {
+    const cases: Array<[unknown, string]> = [
+      [1234567890123, 'a number (`…0123`; not shown in full: it may be a credential)'],
+      [98765432109876n, 'a bigint (`…9876`; not shown in full: it may be a credential)'],
+      [42, 'a number (`…`; not shown in full: it may be a credential)'],
+    ]
+    for (const [secret, shown] of cases) {
+      await expect(sign('{}', secret as string)).rejects.toMatchObject({ option: 'secret', message: `Expected \`secret\` to be a non-empty string, got ${shown}.` })
+    }
+    const date = new Date(Date.UTC(2026, 10, 25))
+    await expect(sign('{}', date as unknown as string)).rejects.toMatchObject({
+      message: `Expected \`secret\` to be a non-empty string, got a Date (\`…${String(date).slice(-4)}\`; not shown in full: it may be a credential).`,
+    })
+  })
+
+  it('rejects a body that is neither a string nor bytes with a ValidationError naming `body`', async () => {
+    await expect(sign({ a: 1 } as unknown as string, SECRET)).rejects.toSatisfy(isValidationError)
+    await expect(sign({ a: 1 } as unknown as string, SECRET)).rejects.toMatchObject({
+      code: 'VALIDATION', field: 'body', message: 'Expected `body` to be a string or a Uint8Array, got an object.',
+    })
+  })
+
+  it('travels in the X-Signature header', () => {
+    expect(SIGNATURE_HEADER).toBe('X-Signature')
   })
 })
 
@@ -108,7 +138,7 @@ describe('verifySignature', () => {
   it('is false, never a throw, for missing or malformed signatures and bad arguments', async () => {
     const body = BODIES.ascii
     const good = nodeHmac(body, SECRET)
-    const bad: unknown[] = [undefined, null, '', 'abc', good.slice(1), good + '0', 'z'.repeat(40), `sha1=${good}`, 42, {}, [good]]
+    const bad: unknown[] = [undefined, null, '', 'abc', good.slice(1), good + '0', 'z'.repeat(40), `sha1=${good}`, 42, {}, [good], new String(good)]
     for (const signature of bad) {
       await expect(verifySignature(body, signature as string, SECRET), String(signature)).resolves.toBe(false)
     }
@@ -116,5 +146,51 @@ describe('verifySignature', () => {
     await expect(verifySignature(body, good, undefined as unknown as string)).resolves.toBe(false)
     await expect(verifySignature(42 as unknown as string, good, SECRET)).resolves.toBe(false)
     await expect(verifySignature(null as unknown as string, good, SECRET)).resolves.toBe(false)
+  })
+
+  it('a receiver with an empty secret (an unset environment variable) refuses every signature, even one made with the empty key', async () => {
+    for (const body of ['', BODIES.ascii]) {
+      for (const signature of [nodeHmac(body, ''), nodeHmac(body, SECRET)]) {
+        await expect(verifySignature(body, signature, ''), JSON.stringify(body)).resolves.toBe(false)
+        await expect(verifySignature(Buffer.from(body), signature, '')).resolves.toBe(false)
+      }
+    }
+  })
+
+  it('a receiver whose secret is not a string refuses every signature, even one made with the same bytes', async () => {
+    const body = BODIES.ascii
+    const signature = nodeHmac(body, SECRET)
+    for (const secret of [Buffer.from(SECRET), new TextEncoder().encode(SECRET), [SECRET], 12345]) {
+      await expect(verifySignature(body, signature, secret as unknown as string)).resolves.toBe(false)
+    }
+  })
+
+  it('a body that is neither text nor bytes (an already parsed object) is refused, even with the empty body\'s signature', async () => {
+    const empty = nodeHmac('', SECRET)
+    expect(await verifySignature('', empty, SECRET)).toBe(true)
+    for (const body of [JSON.parse(BODIES.ascii), {}, [], 42, true]) {
+      await expect(verifySignature(body as string, empty, SECRET), JSON.stringify(body)).resolves.toBe(false)
+      await expect(verifySignature(body as string, nodeHmac(JSON.stringify(body), SECRET), SECRET)).resolves.toBe(false)
+    }
+  })
+
+  it('a body whose bytes are gone (its buffer transferred elsewhere) is refused, never a throw', async () => {
+    const bytes = new TextEncoder().encode('')
+    const signature = nodeHmac('', SECRET)
+    expect(await verifySignature(bytes, signature, SECRET)).toBe(true)
+    structuredClone(bytes.buffer, { transfer: [bytes.buffer] })
+    expect(bytes.buffer.byteLength).toBe(0)
+    await expect(verifySignature(bytes.buffer, signature, SECRET)).resolves.toBe(false)
+  })
+})
+
+describe('timingSafeEqual', () => {
+  it('holds only for arrays of the same length and bytes, one a prefix of the other included', () => {
+    const a = new Uint8Array([1, 2, 3])
+    expect(timingSafeEqual(a, new Uint8Array([1, 2, 3]))).toBe(true)
+    expect(timingSafeEqual(a, new Uint8Array([1, 2, 4]))).toBe(false)
+    expect(timingSafeEqual(a, new Uint8Array([1, 2]))).toBe(false)
+    expect(timingSafeEqual(new Uint8Array([1, 2]), a)).toBe(false)
+    expect(timingSafeEqual(new Uint8Array(0), a)).toBe(false)
   })
 })

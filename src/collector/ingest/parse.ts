@@ -122,7 +122,7 @@ function envelopeObject(body: Record<string, unknown>, field: 'context' | 'integ
  * The messages of a request body, validated and normalised; throws a 400 naming the first problem.
  * `withinLimits`: `withinMessageLimits` of the body's text (each message's size is not checked).
  */
-export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string, hasBigInt = false, withinLimits = false): Message[] {
+export function extractMessages(kind: BodyKind, body: unknown, receivedAt: string, hasBigInt: boolean, withinLimits: boolean): Message[] {
   if (!isPlainObject(body)) {
     const expected = kind === 'batch' ? 'a JSON object { batch: [...] }' : `a JSON object (the ${kind} message)`
     throw badRequest('VALIDATION', `Expected the request body to be ${expected}, got ${describe(body)}.`, 'body')

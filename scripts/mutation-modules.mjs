@@ -1,0 +1,46 @@
+// The modules `npm run mutation` checks (scripts/mutation.mjs), each with its minimum mutation
+// score and the unit tests that pin it: only those run, so a full check takes minutes on two cores.
+// Signatures and ingest parsing guard what a defect would cost the most (a forged delivery
+// accepted, a write key forwarded): their bar is higher.
+export const MODULES = [
+  { name: 'retry-policy', file: 'src/transport/retry-policy.ts', threshold: 85, tests: ['test/transport/retry-policy.test.ts'] },
+  { name: 'retry-after', file: 'src/transport/retry-after.ts', threshold: 85, tests: ['test/transport/retry-after.test.ts'] },
+  { name: 'batcher', file: 'src/client/batcher.ts', threshold: 85, tests: ['test/client/batcher.test.ts'] },
+  { name: 'limiter', file: 'src/client/limiter.ts', threshold: 85, tests: ['test/client/limiter.test.ts'] },
+  {
+    name: 'validate',
+    file: 'src/message/validate.ts',
+    threshold: 85,
+    tests: ['test/message/validate.test.ts', 'test/message/iso-instant.test.ts', 'test/message/serialize.test.ts'],
+  },
+  {
+    name: 'signature',
+    file: 'src/webhooks/signature.ts',
+    threshold: 90,
+    tests: ['test/webhooks/signature.test.ts', 'test/webhooks/signature-portable.test.ts'],
+  },
+  {
+    name: 'parse',
+    file: 'src/collector/ingest/parse.ts',
+    threshold: 90,
+    tests: [
+      'test/collector/ingest/parse.test.ts',
+      'test/collector/ingest/message-limits.test.ts',
+      'test/collector/ingest/envelope.test.ts',
+      'test/collector/ingest/event-time.test.ts',
+    ],
+  },
+]
+
+/**
+ * The modules named in `list` (comma-separated names, e.g. `signature,parse`), or all of them;
+ * throws naming an unknown one.
+ */
+export function selectModules(list) {
+  if (!list) return MODULES
+  return list.split(',').map((name) => {
+    const found = MODULES.find((module) => module.name === name.trim())
+    if (!found) throw new Error(`Unknown module \`${name}\`; expected some of ${MODULES.map((m) => m.name).join(', ')}.`)
+    return found
+  })
+}
