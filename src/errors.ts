@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'QUEUE_FULL'
   | 'ABORTED'
   | 'TLS'
+  | 'SIGNATURE'
 
 export interface AnalyticsErrorOptions {
   cause?: unknown
@@ -140,6 +141,25 @@ export class TlsError extends AnalyticsError {
   }
 }
 
+/** Why `verifyStandardWebhook` refused a request (`SignatureError.reason`). */
+export type SignatureFailure =
+  | 'missing-header'
+  | 'bad-timestamp'
+  | 'stale-timestamp'
+  | 'future-timestamp'
+  | 'no-matching-signature'
+  | 'bad-body'
+
+/** A webhook request whose signature is missing, wrong or too old. `reason` says which. */
+export class SignatureError extends AnalyticsError {
+  readonly reason: SignatureFailure
+  constructor(reason: SignatureFailure, message: string) {
+    super('SIGNATURE', message)
+    this.name = 'SignatureError'
+    this.reason = reason
+  }
+}
+
 /** How a thrown value is quoted in a message: its `message`, else the value as a string. */
 export const messageOf = (thrown: unknown): string => (thrown as Error | undefined)?.message ?? String(thrown)
 
@@ -162,3 +182,4 @@ export const isTimeoutError = (e: unknown): e is TimeoutError => hasCode(e, 'TIM
 export const isTlsError = (e: unknown): e is TlsError => hasCode(e, 'TLS')
 export const isQueueFullError = (e: unknown): e is QueueFullError => hasCode(e, 'QUEUE_FULL')
 export const isAbortedError = (e: unknown): e is AbortedError => hasCode(e, 'ABORTED')
+export const isSignatureError = (e: unknown): e is SignatureError => hasCode(e, 'SIGNATURE')

@@ -29,6 +29,8 @@ export interface SourceWebhooksConfig {
   urls?: WebhookUrlConfig[]
   /** Signs every forwarded body (`X-Signature`, HMAC-SHA1, hex). */
   sharedSecret?: string
+  /** One or two `whsec_…` secrets: Standard Webhooks signatures beside `X-Signature`. */
+  standardSecrets?: string[]
   /** ms allowed for one delivery attempt (default 5000). */
   timeout?: number
   /** ms during which failed deliveries are retried (default 4 hours). */
@@ -80,6 +82,7 @@ export interface CollectorConfig {
 export interface ResolvedWebhooks {
   urls: WebhookUrlConfig[]
   sharedSecret?: string
+  standardSecrets?: string[]
   timeout?: number
   retryWindow?: number
 }
@@ -122,7 +125,7 @@ const CONFIG_KEYS = new Set([
   'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
-const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
+const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow'])
 const URL_KEYS = new Set(['url', 'headers'])
 
 /** `secret`: the value may be a credential (a write key, the admin token), shown as `describeSecret` does. */
@@ -164,6 +167,7 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
   return {
     urls: urls as WebhookUrlConfig[],
     ...(input.sharedSecret !== undefined && { sharedSecret: input.sharedSecret as string }),
+    ...(input.standardSecrets !== undefined && { standardSecrets: input.standardSecrets as string[] }),
     ...(input.timeout !== undefined && { timeout: input.timeout as number }),
     ...(input.retryWindow !== undefined && { retryWindow: input.retryWindow as number }),
   }
