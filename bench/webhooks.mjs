@@ -16,6 +16,9 @@ const { WebhookDestination, sign, toWebhookPayload } = await import(
 )
 
 const SECRET = 'bench-shared-secret'
+// BENCH_STANDARD_SECRETS=1: the destinations also sign the Standard Webhooks way (signing twice),
+// for an interleaved A/B against the default (X-Signature only) by hand, with `--no-save`.
+const STANDARD = process.env.BENCH_STANDARD_SECRETS === '1' ? { standardSecrets: [`whsec_${Buffer.from('bench standard webhooks secret!!').toString('base64')}`] } : {}
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
@@ -104,7 +107,7 @@ const bareFetch = (url, body) => ({
 /** What the destination itself costs per delivery (serialise, sign, bookkeeping), with a stub fetch. */
 async function ownOverhead() {
   const response = { status: 200, statusText: 'OK', headers: new Headers(), arrayBuffer: async () => new ArrayBuffer(0) }
-  const destination = new WebhookDestination({ urls: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: SECRET, fetch: async () => response })
+  const destination = new WebhookDestination({ urls: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: SECRET, ...STANDARD, fetch: async () => response })
   const payload = samplePayload()
   const { cpu } = await perOp(() => destination.deliver(payload), 20_000)
   return { name: 'WebhookDestination own cost per delivery, stub fetch (CPU time)', value: cpu, unit: 'µs/op', target: '—' }
@@ -113,7 +116,7 @@ async function ownOverhead() {
 async function deliveryThroughput() {
   const sink = await startSink('/hook')
   try {
-    const destination = new WebhookDestination({ urls: [{ url: sink.url }], sharedSecret: SECRET })
+    const destination = new WebhookDestination({ urls: [{ url: sink.url }], sharedSecret: SECRET, ...STANDARD })
     const payload = samplePayload()
     const baseline = bareFetch(sink.url, JSON.stringify(payload))
     await deliveries(destination, payload, 2_000, IN_FLIGHT) // warm up: connections, JIT

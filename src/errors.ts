@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'QUEUE_FULL'
   | 'ABORTED'
   | 'TLS'
+  | 'SIGNATURE'
 
 export interface AnalyticsErrorOptions {
   /** The underlying error, as `Error`'s standard `cause`. */
@@ -154,6 +155,25 @@ export class TlsError extends AnalyticsError {
   }
 }
 
+/** Why `verifyStandardWebhook` refused a request (`SignatureError.reason`). */
+export type SignatureFailure =
+  | 'missing-header'
+  | 'bad-timestamp'
+  | 'stale-timestamp'
+  | 'future-timestamp'
+  | 'no-matching-signature'
+  | 'bad-body'
+
+/** A webhook request whose signature is missing, wrong or too old. `reason` says which. */
+export class SignatureError extends AnalyticsError {
+  readonly reason: SignatureFailure
+  constructor(reason: SignatureFailure, message: string) {
+    super('SIGNATURE', message)
+    this.name = 'SignatureError'
+    this.reason = reason
+  }
+}
+
 /** How a thrown value is quoted in a message: its `message`, else the value as a string. */
 export const messageOf = (thrown: unknown): string => (thrown as Error | undefined)?.message ?? String(thrown)
 
@@ -190,3 +210,5 @@ export const isTlsError = (e: unknown): e is TlsError => hasCode(e, 'TLS')
 export const isQueueFullError = (e: unknown): e is QueueFullError => hasCode(e, 'QUEUE_FULL')
 /** Whether `e` is an {@link AbortedError}, matched on `code` (so across two bundled copies too). */
 export const isAbortedError = (e: unknown): e is AbortedError => hasCode(e, 'ABORTED')
+/** Whether `e` is a {@link SignatureError}, matched on `code` (so across two bundled copies too). */
+export const isSignatureError = (e: unknown): e is SignatureError => hasCode(e, 'SIGNATURE')

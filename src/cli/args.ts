@@ -25,6 +25,9 @@ Source (give --write-key, or --config, or both):
   --webhook URL           forward to this http(s) URL; repeat for up to 5 URLs
   --header 'Name: value'  static header sent to every --webhook URL; repeatable
   --shared-secret SECRET  sign forwarded bodies (X-Signature, HMAC-SHA1 hex)
+  --standard-secret WHSEC also sign them the Standard Webhooks way (webhook-id,
+                          webhook-timestamp, webhook-signature) with this
+                          whsec_… secret; give it twice during a rotation
   --config FILE           JSON file: { "sources": [...], "adminToken"?, "port"?, "host"? }
                           (same shape as createCollector's config; keeps secrets
                           off the command line)
@@ -74,6 +77,7 @@ const OPTIONS = {
   webhook: { type: 'string', multiple: true },
   header: { type: 'string', multiple: true },
   'shared-secret': { type: 'string' },
+  'standard-secret': { type: 'string', multiple: true },
   config: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
@@ -87,7 +91,7 @@ const OPTIONS = {
 
 /** The values' names in --help, for "--port needs a value (--port N)". */
 const VALUE_NAMES: Record<string, string> = {
-  'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', config: 'FILE',
+  'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', 'standard-secret': 'WHSEC', config: 'FILE',
   port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
 }
 
@@ -180,12 +184,12 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const flagNames = new Map<string, string>()
   const key = values['write-key']
   if (key === undefined) {
-    for (const flag of ['webhook', 'header', 'shared-secret', 'name'] as const) {
+    for (const flag of ['webhook', 'header', 'shared-secret', 'standard-secret', 'name'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --write-key (it configures that source).`)
     }
   } else {
-    if (webhooks.length === 0 && (values.header !== undefined || values['shared-secret'] !== undefined)) {
-      throw new UsageError('--header and --shared-secret apply to --webhook URLs; give at least one --webhook.')
+    if (webhooks.length === 0 && (values.header !== undefined || values['shared-secret'] !== undefined || values['standard-secret'] !== undefined)) {
+      throw new UsageError('--header, --shared-secret and --standard-secret apply to --webhook URLs; give at least one --webhook.')
     }
     if (webhooks.length > MAX_WEBHOOK_URLS) {
       throw new UsageError(`--webhook is given ${webhooks.length} times; a source forwards to at most ${MAX_WEBHOOK_URLS} URLs.`)
@@ -196,7 +200,12 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       writeKey: key,
       name: values.name ?? 'default',
       ...(urls.length > 0 && {
-        webhooks: { enabled: true, urls, ...(values['shared-secret'] !== undefined && { sharedSecret: values['shared-secret'] }) },
+        webhooks: {
+          enabled: true,
+          urls,
+          ...(values['shared-secret'] !== undefined && { sharedSecret: values['shared-secret'] }),
+          ...(values['standard-secret'] !== undefined && { standardSecrets: values['standard-secret'] }),
+        },
       }),
     })
   }

@@ -24,6 +24,9 @@ export function sourceFlagNames(index: number, { webhooks, headerNames, name }: 
     [`${at}.writeKey`, '`--write-key`'],
     [`${at}.name`, name === undefined ? '`--name` (not given: `default`)' : '`--name`'],
     [`${at}.webhooks.sharedSecret`, '`--shared-secret`'],
+    [`${at}.webhooks.standardSecrets`, '`--standard-secret`'],
+    [`${at}.webhooks.standardSecrets[0]`, '`--standard-secret`'],
+    [`${at}.webhooks.standardSecrets[1]`, 'the second `--standard-secret`'],
   ]
   webhooks.forEach((_, i) => {
     const urls = `${at}.webhooks.urls[${i}]`

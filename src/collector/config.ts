@@ -76,6 +76,7 @@ export interface CollectorConfig {
 export interface ResolvedWebhooks {
   urls: WebhookUrlConfig[]
   sharedSecret?: string
+  standardSecrets?: string[]
   timeout?: number
   retryWindow?: number
 }
@@ -118,7 +119,7 @@ const CONFIG_KEYS = new Set([
   'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
-const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
+const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow'])
 const URL_KEYS = new Set(['url', 'headers'])
 
 /** `secret`: the value may be a credential (a write key, the admin token), shown as `describeSecret` does. */
@@ -160,6 +161,7 @@ function resolveWebhooks(input: unknown, at: string): ResolvedWebhooks | undefin
   return {
     urls: urls as WebhookUrlConfig[],
     ...(input.sharedSecret !== undefined && { sharedSecret: input.sharedSecret as string }),
+    ...(input.standardSecrets !== undefined && { standardSecrets: input.standardSecrets as string[] }),
     ...(input.timeout !== undefined && { timeout: input.timeout as number }),
     ...(input.retryWindow !== undefined && { retryWindow: input.retryWindow as number }),
   }

@@ -46,8 +46,8 @@ export function createSourceRuntime(
 const PLACEHOLDER_URL = { url: 'https://disabled.invalid/' }
 
 function checkDisabled(configured: SourceWebhooksConfig, index: number): void {
-  const { urls, sharedSecret, timeout, retryWindow } = configured
-  const checked = { urls: urls === undefined || urls.length === 0 ? [PLACEHOLDER_URL] : urls, sharedSecret, timeout, retryWindow }
+  const { urls, sharedSecret, standardSecrets, timeout, retryWindow } = configured
+  const checked = { urls: urls === undefined || urls.length === 0 ? [PLACEHOLDER_URL] : urls, sharedSecret, standardSecrets, timeout, retryWindow }
   underSource(index, () => resolveDestinationOptions(checked))
 }
 
@@ -59,7 +59,7 @@ function underSource<T>(index: number, build: () => T): T {
     if (!isConfigError(error)) throw error
     const option = `sources[${index}].webhooks.${error.option}`
     // The destination's option paths named in the message (`urls[2].url` repeats `urls[0].url`).
-    const message = error.message.replace(/`((?:urls|sharedSecret|timeout|retryWindow)(?:\[[^`]*|\.[^`]*)?)`/g, (_match, name: string) => `\`sources[${index}].webhooks.${name}\``)
+    const message = error.message.replace(/`((?:urls|sharedSecret|standardSecrets|timeout|retryWindow)(?:\[[^`]*|\.[^`]*)?)`/g, (_match, name: string) => `\`sources[${index}].webhooks.${name}\``)
     throw new ConfigError(option, message.includes(option) ? message : `${option}: ${message}`)
   }
 }

@@ -19,6 +19,8 @@ export interface SourceWebhooksConfig {
   urls?: WebhookUrlConfig[]
   /** Signs every forwarded body (`X-Signature`, HMAC-SHA1, hex). */
   sharedSecret?: string
+  /** One or two `whsec_…` secrets: Standard Webhooks signatures beside `X-Signature`. */
+  standardSecrets?: string[]
   /** ms allowed for one delivery attempt (default 5000). */
   timeout?: number
   /** ms during which failed deliveries are retried (default 4 hours). */

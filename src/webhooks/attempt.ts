@@ -43,6 +43,11 @@ export interface AttemptTarget {
   url: string
   /** Every header the request carries: static ones, `User-Agent`, `Content-Type`, and any `X-Signature`. */
   headers: Readonly<Record<string, string>>
+  /**
+   * Headers made again for each attempt, at its start (`now()`), added to `headers`: Standard
+   * Webhooks' timestamp and signature, which a receiver refuses once they are old.
+   */
+  perAttempt?: (nowMs: number) => Readonly<Record<string, string>>
 }
 
 export interface AttemptRequest {
@@ -121,11 +126,12 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
     return Promise.resolve({ deliveredBy: -1, results, retry: [...active], error: refused })
   }
   for (const i of active) results[i] = { url: targets[i].url, attempt: n, pending: true }
+  const headersOf = attemptHeaders(request.now)
   return new Promise<AttemptOutcome>((resolve) => {
     let remaining = active.length
     let settled = false
     for (const i of active) {
-      void send(request, targets[i], body).then((outcome) => {
+      void send(request, targets[i], headersOf(targets[i]), body).then((outcome) => {
         const result: UrlResult = { url: targets[i].url, attempt: n, ...outcome }
         if (settled) return reportLate(request, i, result)
         results[i] = result
@@ -140,6 +146,20 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
       })
     }
   })
+}
+
+/** Each target's headers for this attempt: its `perAttempt` ones made once (the URLs share them). */
+function attemptHeaders(now: () => number): (target: AttemptTarget) => Readonly<Record<string, string>> {
+  let made: AttemptTarget['perAttempt']
+  let extra: Readonly<Record<string, string>> = {}
+  return (target) => {
+    if (target.perAttempt === undefined) return target.headers
+    if (target.perAttempt !== made) {
+      made = target.perAttempt
+      extra = made(now())
+    }
+    return { ...target.headers, ...extra }
+  }
 }
 
 /** Only an attempt delivered by another URL settles with URLs still answering. */
@@ -168,11 +188,11 @@ function concludeFailedAttempt(results: UrlResult[], active: readonly number[]):
   return { deliveredBy: -1, results, retry, error, ...(retryAfterMs >= 0 && { retryAfterMs }) }
 }
 
-async function send(request: AttemptRequest, target: AttemptTarget, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
+async function send(request: AttemptRequest, target: AttemptTarget, headers: Readonly<Record<string, string>>, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
   const { fetch, timeout, now, signal } = request
   const { url } = target
   try {
-    const response = await attemptRequest(fetch, { url, headers: target.headers as Record<string, string>, body, timeoutMs: timeout, ...(signal && { signal }) })
+    const response = await attemptRequest(fetch, { url, headers: headers as Record<string, string>, body, timeoutMs: timeout, ...(signal && { signal }) })
     const { status } = response
     if (classifyStatus(status) === 'success') {
       void discardBody(response, timeout)

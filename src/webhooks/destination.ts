@@ -28,6 +28,7 @@ import { finalError, lateRetry } from './final-error.js'
 import { heldWhileAwaited } from './held.js'
 import { deliverOnSchedule, type ScheduleContext } from './schedule.js'
 import { SIGNATURE_HEADER, signSync } from './signature.js'
+import { standardHeaders, webhookIdOf } from './standard.js'
 
 /** Each destination's requests on the wire, for `cancelRequests`. */
 const requestsOf = new WeakMap<WebhookDestination, Stop>()
@@ -168,13 +169,20 @@ export class WebhookDestination {
   }
 
   /**
-   * Each URL with the headers an attempt with this body sends: its static headers, and
-   * `X-Signature` over `body` when a shared secret is set. Compute once per body.
+   * Each URL with the headers an attempt with this body sends: its static headers, `X-Signature`
+   * over `body` when a shared secret is set, and with `standardSecrets` the Standard Webhooks
+   * `webhook-id` (the same for the same body) and, made at each attempt, its timestamp and
+   * signature. Compute once per body.
    */
   targetsFor(body: string): AttemptTarget[] {
-    const { targets, sharedSecret } = this.#options
+    const { targets, sharedSecret, standardKeys } = this.#options
     const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
-    return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
+    if (standardKeys === undefined) {
+      return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
+    }
+    const id = webhookIdOf(body)
+    const perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
+    return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, perAttempt }))
   }
 
   /**

@@ -5,16 +5,24 @@
  */
 import { loadExactJson, mayHoldLongInteger, parseExact } from '../message/exact-json.js'
 import { refuseUnknownKeys } from '../closest.js'
-import { ConfigError } from '../errors.js'
+import { ConfigError, type SignatureError } from '../errors.js'
 import { readUpTo } from '../transport/read-stream.js'
 import { describe, isPlainObject } from '../message/validate.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookPayload } from './payload.js'
 import { describeSecret, SIGNATURE_HEADER, verifySignature } from './signature.js'
+import { NATIVE, standardKeys, verifyStandardNow } from './standard.js'
 
 /** The options of {@link createWebhookHandler}. An unknown option is a `ConfigError`. */
 export interface WebhookHandlerOptions {
-  /** The destination's shared secret (a non-empty string): requests must carry its `X-Signature`. */
-  secret: string
+  /** The destination's shared secret: `X-Signature` is checked. Give it, `standardSecrets`, or both. */
+  secret?: string
+  /**
+   * One or two `whsec_…` secrets: the Standard Webhooks headers are checked, and a request whose
+   * `webhook-timestamp` is more than `toleranceSeconds` from now is refused (a replay).
+   */
+  standardSecrets?: readonly string[]
+  /** For `standardSecrets`: seconds `webhook-timestamp` may be from now, either way. Default 300. */
+  toleranceSeconds?: number
   /**
    * Called with each authentic payload. The handler answers 200 once it resolves, and 500 when it
    * throws or rejects, so the sender retries. Integers beyond ±(2^53 − 1) are `bigint`s (exact;
@@ -35,7 +43,7 @@ export type WebhookHandler = (request: Request) => Promise<Response>
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000
 
-const HANDLER_OPTIONS = new Set(['secret', 'onEvent', 'maxBodyBytes', 'onError'])
+const HANDLER_OPTIONS = new Set(['secret', 'standardSecrets', 'toleranceSeconds', 'onEvent', 'maxBodyBytes', 'onError'])
 
 function answer(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -78,10 +86,11 @@ function isPayload(value: unknown): value is WebhookPayload {
 }
 
 /**
- * Makes a fetch-style receiver for webhook deliveries: it reads the raw body, checks `X-Signature`
+ * Makes a fetch-style receiver for webhook deliveries: it reads the raw body, checks the signatures
  * over those exact bytes (constant-time) before parsing anything, and hands each authentic payload
  * to `onEvent`. It answers 405 for a method other than POST, 413 for a body
- * over `maxBodyBytes`, 401 for a missing or wrong `X-Signature`, 400 for a body that is not UTF-8
+ * over `maxBodyBytes`, 401 for a missing or wrong `X-Signature` (with `secret`) or Standard
+ * Webhooks signature, or a stale `webhook-timestamp` (with `standardSecrets`), 400 for a body that is not UTF-8
  * JSON of a webhook payload, 500 when `onEvent` throws or the body was already read (by a body
  * parser: the receiver's fault, so the sender retries), and 200 `{"ok":true}` after `onEvent`
  * resolves. Integers beyond ±(2^53 − 1) reach `onEvent` as `bigint`s, digit for digit. Error answers are JSON `{ "error": "…" }`.
@@ -109,8 +118,15 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   refuseUnknownKeys(options, HANDLER_OPTIONS, '')
   const { secret, onEvent } = options
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  if (typeof secret !== 'string' || secret === '') {
-    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describeSecret(secret)}.`)
+  const keys = options.standardSecrets === undefined ? undefined : standardKeys('standardSecrets', options.standardSecrets)
+  if (secret !== undefined || keys === undefined) {
+    if (typeof secret !== 'string' || secret === '') {
+      throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string${keys === undefined ? ' (or `standardSecrets` to be given)' : ''}, got ${describeSecret(secret)}.`)
+    }
+  }
+  const standard = { toleranceSeconds: options.toleranceSeconds ?? 300 }
+  if (!Number.isSafeInteger(standard.toleranceSeconds) || standard.toleranceSeconds < 0) {
+    throw new ConfigError('toleranceSeconds', `Expected \`toleranceSeconds\` to be an integer ≥ 0, got ${describe(standard.toleranceSeconds)}.`)
   }
   if (typeof onEvent !== 'function') {
     throw new ConfigError('onEvent', `Expected \`onEvent\` to be a function, got ${describe(onEvent)}.`)
@@ -135,10 +151,19 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     const raw = await readBody(request, maxBodyBytes).catch(() => null)
     if (raw === null) return answer(500, { error: 'The request body could not be read (the connection failed while it arrived, or something else is reading it).' })
     if (raw === undefined) return answer(413, { error: `The body is larger than ${maxBodyBytes} bytes.` })
-    const signature = request.headers.get(SIGNATURE_HEADER)
-    if (signature === null) return answer(401, { error: `Missing ${SIGNATURE_HEADER} header.` })
-    if (!(await verifySignature(raw, signature, secret))) {
-      return answer(401, { error: `${SIGNATURE_HEADER} does not match the body.` })
+    if (secret !== undefined) {
+      const signature = request.headers.get(SIGNATURE_HEADER)
+      if (signature === null) return answer(401, { error: `Missing ${SIGNATURE_HEADER} header.` })
+      if (!(await verifySignature(raw, signature, secret))) {
+        return answer(401, { error: `${SIGNATURE_HEADER} does not match the body.` })
+      }
+    }
+    if (keys !== undefined) {
+      try {
+        verifyStandardNow(raw, request.headers, keys, standard, NATIVE)
+      } catch (error) {
+        return answer(401, { error: (error as Error).message, reason: (error as SignatureError).reason })
+      }
     }
     let payload: unknown
     try {

@@ -25,6 +25,7 @@ export {
   type WebhookPayloadOf,
 } from './payload.js'
 export { sign, verifySignature, SIGNATURE_HEADER, type RawBody } from './signature.js'
+export { verifyStandardWebhook, type HeadersLike, type VerifyStandardOptions } from './standard.js'
 export {
   createWebhookHandler,
   type WebhookHandler,
@@ -50,8 +51,11 @@ export {
   NetworkError,
   TimeoutError,
   TlsError,
+  SignatureError,
   ValidationError,
   isAnalyticsError,
+  isSignatureError,
+  type SignatureFailure,
   isConfigError,
   isHttpError,
   isValidationError,

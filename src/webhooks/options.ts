@@ -9,6 +9,7 @@ import { platformTransport, transportOf, type FetchLike, type Transport } from '
 import type { BackoffOptions } from '../transport/retry-policy.js'
 import { maskUrl } from '../secrets.js'
 import { describeSecret, SIGNATURE_HEADER } from './signature.js'
+import { standardKeys, STANDARD_ID_HEADER, STANDARD_SIGNATURE_HEADER, STANDARD_TIMESTAMP_HEADER } from './standard.js'
 
 /** The `User-Agent` every forwarded request carries (`<vendor token>/1.0`, as the original destination sends). */
 export const WEBHOOK_USER_AGENT = 'IsomorphicAnalytics-Webhooks/1.0'
@@ -46,6 +47,11 @@ export interface WebhookDestinationOptions {
   urls: readonly WebhookUrl[]
   /** When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret. */
   sharedSecret?: string
+  /**
+   * One or two `whsec_…` secrets (two during a rotation): every request also carries the
+   * Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`.
+   */
+  standardSecrets?: readonly string[]
   /** ms allowed for one request to answer. Default 5000. */
   timeout?: number
   /** ms after the first attempt during which retries may start. Default 14,400,000 (4 h); 0: no retries. */
@@ -75,6 +81,8 @@ export interface ResolvedTarget {
 export interface ResolvedDestinationOptions {
   readonly targets: readonly ResolvedTarget[]
   readonly sharedSecret: string | undefined
+  /** The keys the `standardSecrets` encode, when set. */
+  readonly standardKeys: readonly Uint8Array[] | undefined
   readonly timeout: number
   readonly retryWindow: number
   /** The `fetch` option, or the transport it is built on (`nodeFetch`: `nodeRequest`). */
@@ -85,7 +93,7 @@ export interface ResolvedDestinationOptions {
 }
 
 /** The option names, so a typo (`sharedsecret`, `timout`) cannot silently turn a feature off. */
-const KNOWN = new Set(['urls', 'sharedSecret', 'timeout', 'retryWindow', 'fetch', 'backoff', 'now', 'random'])
+const KNOWN = new Set(['urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow', 'fetch', 'backoff', 'now', 'random'])
 const KNOWN_BACKOFF = new Set(['baseMs', 'capMs'])
 const KNOWN_URL = new Set(['url', 'headers'])
 
@@ -102,7 +110,7 @@ function describeChar(char: string): string {
   return code < 0x20 || code === 0x7f ? `${hex}${CONTROL_NAMES[code] ? ` (${CONTROL_NAMES[code]})` : ''}, a control character` : `${hex} (${char}), not ASCII`
 }
 /** Set by the destination itself; a static header may not replace them. */
-const RESERVED = new Set(['user-agent', 'content-type', SIGNATURE_HEADER.toLowerCase()])
+const RESERVED = new Set(['user-agent', 'content-type', SIGNATURE_HEADER.toLowerCase(), STANDARD_ID_HEADER, STANDARD_TIMESTAMP_HEADER, STANDARD_SIGNATURE_HEADER])
 /** Owned by fetch and the connection; setting them would break or confuse the request. */
 const TRANSPORT = new Set(['content-length', 'host', 'transfer-encoding', 'connection'])
 
@@ -157,7 +165,7 @@ function resolveHeaders(option: string, value: unknown): Record<string, string> 
     }
     const lower = name.toLowerCase()
     if (RESERVED.has(lower)) {
-      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is set by the destination (User-Agent, Content-Type, X-Signature) and may not be overridden.`)
+      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is set by the destination (User-Agent, Content-Type, X-Signature, webhook-id, webhook-timestamp, webhook-signature) and may not be overridden.`)
     }
     if (TRANSPORT.has(lower)) {
       throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is managed by the HTTP connection and may not be set.`)
@@ -233,6 +241,7 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
   return Object.freeze({
     targets: Object.freeze(resolveTargets(options.urls)),
     sharedSecret,
+    standardKeys: options.standardSecrets === undefined ? undefined : Object.freeze(standardKeys('standardSecrets', options.standardSecrets)),
     timeout: positiveInteger('timeout', options.timeout, WEBHOOK_DEFAULTS.timeout, 1),
     retryWindow: positiveInteger('retryWindow', options.retryWindow, WEBHOOK_DEFAULTS.retryWindow, 0),
     fetch: fetch === undefined ? platformTransport() : transportOf(fetch),

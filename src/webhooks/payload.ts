@@ -7,6 +7,7 @@ import type { JsonObject, MessageType } from '../message/types.js'
 import { serializeMessage } from '../message/serialize.js'
 import { describe, isPlainObject, isValidTimestamp, timestampMs, validateMessage } from '../message/validate.js'
 import { randomUUID } from '../platform/runtime.js'
+import { assign } from '../message/merge.js'
 
 /** Members every payload but delete carries. */
 interface Envelope {
@@ -20,6 +21,13 @@ interface Envelope {
   messageId?: string
   /** The anonymous id, when the message had one. */
   anonymousId?: string
+  /** When the collector received the message (ISO 8601, the collector's clock). */
+  receivedAt?: string
+  /** The members the sender sent are all forwarded (`writeKey` never): these and any other. */
+  sentAt?: string
+  originalTimestamp?: string
+  channel?: string
+  integrations?: JsonObject
 }
 
 /** The payload forwarded for a page view. */
@@ -130,7 +138,7 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'delete',
 ]
 
-/** A message as the collector received it (or as the client sends it). Other members are ignored. */
+/** A message as the collector received it (or as the client sends it). Every other member is forwarded as is, but `writeKey`. */
 export interface CollectedMessage {
   type: MessageType
   userId?: string
@@ -178,7 +186,9 @@ export const toIso = (value: Date | string | undefined): string =>
 
 /**
  * One payload in a stable member order: version, type, ids, the type's own members, timestamp,
- * context. Optional strings are copied only when present.
+ * context, then every other member the sender sent, in its order (`receivedAt`, `channel`,
+ * `integrations`, `_metadata`, …), but the write key: a credential, never forwarded. Optional
+ * strings are copied only when present; the members above are the payload's, not the sender's.
  */
 function build(type: MessageType, message: Record<string, unknown>, members: Record<string, unknown>): WebhookPayload {
   const out: Record<string, unknown> = { version: 1, type }
@@ -188,8 +198,16 @@ function build(type: MessageType, message: Record<string, unknown>, members: Rec
   for (const key in members) if (members[key] !== undefined) out[key] = members[key]
   out.timestamp = toIso(message.timestamp as Date | string | undefined)
   out.context = (message.context as JsonObject | undefined) ?? {}
+  for (const key in message) {
+    if (key === 'writeKey' || OWN_MEMBERS.has(key) || Object.hasOwn(out, key)) continue
+    const value = message[key]
+    if (value !== undefined) assign(out, key, value)
+  }
   return out as unknown as WebhookPayload
 }
+
+/** Members the payload defines itself (present or not): never copied from the sender as sent. */
+const OWN_MEMBERS = new Set(['version', 'type', 'messageId', 'anonymousId', 'userId', 'timestamp', 'context'])
 
 const objectOr = (value: unknown): JsonObject => (value as JsonObject | undefined) ?? {}
 const stringOr = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)

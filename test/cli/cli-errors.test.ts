@@ -61,7 +61,7 @@ describe('CLI error messages', () => {
     ['the 2nd of two webhooks', ['--webhook', HOOK, '--webhook', 'hook.example'], 'Expected the 2nd `--webhook` to be an absolute http(s) URL, got `"hook.example"`.'],
     ['a webhook with credentials', ['--webhook', 'http://u:p@127.0.0.1:1/'], 'Expected `--webhook` to carry no credentials; send them in a static header instead.'],
     ['six webhooks', Array.from({ length: 6 }, () => ['--webhook', HOOK]).flat(), '--webhook is given 6 times; a source forwards to at most 5 URLs.'],
-    ['a reserved header', ['--webhook', HOOK, '--header', 'User-Agent:me'], 'Header `User-Agent` in `--header` is set by the destination (User-Agent, Content-Type, X-Signature) and may not be overridden.'],
+    ['a reserved header', ['--webhook', HOOK, '--header', 'User-Agent:me'], 'Header `User-Agent` in `--header` is set by the destination (User-Agent, Content-Type, X-Signature, webhook-id, webhook-timestamp, webhook-signature) and may not be overridden.'],
     ['a header name with a space', ['--webhook', HOOK, '--header', 'X Team: a'], 'Expected header name `"X Team"` in `--header` to be an RFC 9110 token (ASCII letters, digits and !#$%&\'*+-.^_`|~; no spaces, colons, CR or LF).'],
     ['a header value with a non-ASCII character', ['--webhook', HOOK, '--header', 'X-Team: équipe'], 'Expected the value of `--header X-Team` to hold only visible ASCII characters, spaces and tabs; its character 1 is U+00E9 (é), not ASCII. (The value is not shown: it may be a credential.)'],
     ['a header given twice', ['--webhook', HOOK, '--header', 'X-Team: a', '--header', 'x-team: b'], '--header x-team is given twice; give each header once.'],

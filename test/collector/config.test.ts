@@ -66,7 +66,7 @@ describe('createCollector config', () => {
   it.each<[string, unknown, string]>([
     ['writeky', { sources: [{ writeky: 'K', name: 'web' }] }, 'Unknown option `sources[0].writeky` (did you mean `sources[0].writeKey`?); known: writeKey, name, webhooks, trackingPlan.'],
     ['trakingPlan', { sources: [{ ...source, trakingPlan: { events: {} } }] }, 'Unknown option `sources[0].trakingPlan` (did you mean `sources[0].trackingPlan`?); known: writeKey, name, webhooks, trackingPlan.'],
-    ['webhooks.url', { sources: [{ ...source, webhooks: { url: [] } }] }, 'Unknown option `sources[0].webhooks.url` (did you mean `sources[0].webhooks.urls`?); known: enabled, urls, sharedSecret, timeout, retryWindow.'],
+    ['webhooks.url', { sources: [{ ...source, webhooks: { url: [] } }] }, 'Unknown option `sources[0].webhooks.url` (did you mean `sources[0].webhooks.urls`?); known: enabled, urls, sharedSecret, standardSecrets, timeout, retryWindow.'],
     ['urls[0].header', { sources: [hooks([{ url: 'https://h.test/', header: {} }])] }, 'Unknown option `sources[0].webhooks.urls[0].header` (did you mean `sources[0].webhooks.urls[0].headers`?); known: url, headers.'],
     ['trackingPlan.violation', { sources: [{ ...source, trackingPlan: { events: {}, violation: 'allow' } }] }, 'Unknown option `sources[0].trackingPlan.violation` (did you mean `sources[0].trackingPlan.violations`?); known: events, unplanned, violations.'],
     ['a top-level key', { sources: [source], drainTimout: 5 }, 'Unknown option `drainTimout` (did you mean `drainTimeout`?); known: sources, adminToken, fetch, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug, onError, settings.'],

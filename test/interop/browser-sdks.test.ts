@@ -93,6 +93,11 @@ describe('@segment/analytics-next (analytics.js) in Chromium', () => {
 
   function expectDelivered(mine: Forwarded[], run: string) {
     expect(mine).toHaveLength(COUNT + 1)
+    // The whole message, but the writeKey analytics.js puts in every one.
+    for (const { payload } of mine) {
+      expect(payload).toMatchObject({ _metadata: expect.any(Object), integrations: expect.any(Object), sentAt: expect.stringMatching(/^\d{4}-/), receivedAt: expect.stringMatching(/^\d{4}-/) })
+      expect(payload).not.toHaveProperty('writeKey')
+    }
     for (let n = 0; n < COUNT; n++) {
       const entry = mine.find((f) => f.payload.type === 'track' && (f.payload.properties as { n: number }).n === n)
       expect(entry?.payload).toMatchObject({ event: 'Interop Event', properties: expectedProperties(run, n, true) })
@@ -165,6 +170,11 @@ describe('@rudderstack/analytics-js in Chromium', () => {
     const run = `rudder-${mode}`
     const { mine, requests } = await send(run, mode, failures)
     expect(mine).toHaveLength(COUNT + 1)
+    // The whole message: the SDK's `channel`, its own times, and the collector's `receivedAt`.
+    for (const { payload } of mine) {
+      expect(payload).toMatchObject({ channel: 'web', originalTimestamp: expect.stringMatching(/^\d{4}-/), sentAt: expect.stringMatching(/^\d{4}-/), receivedAt: expect.stringMatching(/^\d{4}-/) })
+      expect(payload).not.toHaveProperty('writeKey')
+    }
     for (let n = 0; n < COUNT; n++) {
       const entry = mine.find((f) => f.payload.type === 'track' && (f.payload.properties as { n: number }).n === n)
       expect(entry?.payload).toMatchObject({ event: 'Interop Event', properties: expectedProperties(run, n, false) })

@@ -1,7 +1,8 @@
 /**
  * The vendors' Node SDKs, from npm, unmodified and each in its own Node 20 process, against a
  * real loopback collector that forwards to a receiver verifying signatures: every message
- * forwarded once, signature valid, properties equal, int64 digits kept.
+ * forwarded once, signature valid, properties equal, int64 digits kept, and every member the SDK
+ * sent forwarded with them (`_metadata`, `channel`, `sentAt`, …), plus `receivedAt`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectCleanExit, run } from '../runtimes/support/runtimes.js'
@@ -14,15 +15,19 @@ let stack: Stack
 beforeAll(async () => (stack = await startStack()))
 afterAll(() => stack?.close())
 
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const SDKS = [
-  { sdk: '@segment/analytics-node', prefix: 'seg-node', contentType: /^application\/json/, gzip: false },
-  { sdk: 'analytics-node', prefix: 'ajs-node', contentType: /^application\/json/, gzip: false },
+  { sdk: '@segment/analytics-node', prefix: 'seg-node', contentType: /^application\/json/, gzip: false, members: { _metadata: { nodeVersion: process.version } } },
+  { sdk: 'analytics-node', prefix: 'ajs-node', contentType: /^application\/json/, gzip: false, members: { _metadata: { nodeVersion: process.versions.node } } },
   // Its defaults: gzip on, and axios labels the gzipped JSON application/x-www-form-urlencoded.
-  { sdk: '@rudderstack/rudder-sdk-node', prefix: 'rs-node', contentType: /^application\/x-www-form-urlencoded/, gzip: true },
+  {
+    sdk: '@rudderstack/rudder-sdk-node', prefix: 'rs-node', contentType: /^application\/x-www-form-urlencoded/, gzip: true,
+    members: { channel: 'server', originalTimestamp: expect.stringMatching(/^\d{4}-/) },
+  },
 ]
 
-describe.each(SDKS)('$sdk', ({ sdk, prefix, contentType, gzip }) => {
-  it('delivers every message once, signed, with properties and int64 digits intact', async () => {
+describe.each(SDKS)('$sdk', ({ sdk, prefix, contentType, gzip, members }) => {
+  it('delivers every message once, signed, whole, with properties and int64 digits intact', async () => {
     const already = stack.forwarded.length
     const firstRequest = stack.requests.length
     const result = await run(process.execPath, ['--harmony-json-parse-with-source', SCRIPT, sdk, stack.url, WRITE_KEY], { timeoutMs: 20_000 })
@@ -32,7 +37,11 @@ describe.each(SDKS)('$sdk', ({ sdk, prefix, contentType, gzip }) => {
     const mine = forwarded.filter((f) => String(f.payload.messageId).startsWith(`${prefix}-`))
     expect(mine.map((f) => f.payload.messageId).sort()).toEqual(Array.from({ length: COUNT + 1 }, (_, n) => `${prefix}-${n}`))
     expect(forwarded).toHaveLength(COUNT + 1)
-    for (const entry of mine) expect(entry.signatureValid).toBe(true)
+    for (const entry of mine) {
+      expect(entry.signatureValid).toBe(true)
+      expect(entry.payload).toMatchObject({ ...members, sentAt: expect.stringMatching(/^\d{4}-/), receivedAt: expect.stringMatching(ISO) })
+      expect(entry.payload).not.toHaveProperty('writeKey')
+    }
     for (const entry of mine.filter((f) => f.payload.type === 'track')) {
       const n = (entry.payload.properties as { n: number }).n
       expect(entry.payload).toMatchObject({ type: 'track', event: 'Interop Event', userId: 'interop-user' })

@@ -57,8 +57,12 @@ const isCli = (command: string) => command.startsWith('npx isomorphic-analytics 
 const shellBlocks = BLOCKS.filter((b) => SHELL.includes(b.lang))
 const sessions = shellBlocks.filter((b) => commandsOf(b).some((c) => !c.startsWith('npm ') && !isCli(c)))
 
-/** Imports the block; calls an exported fetch handler or webhook handler the way a platform would. */
-const RUNNER = `import { sign } from 'isomorphic-analytics/webhooks'
+/**
+ * Imports the block; calls an exported fetch handler or webhook handler the way a platform would
+ * (a webhook signed both ways: X-Signature and the Standard Webhooks headers).
+ */
+const RUNNER = `import { createHmac } from 'node:crypto'
+import { sign } from 'isomorphic-analytics/webhooks'
 const mod = await import(process.argv[2])
 if (typeof mod.default?.fetch === 'function') {
   const pending = []
@@ -68,7 +72,12 @@ if (typeof mod.default?.fetch === 'function') {
 }
 if (typeof mod.handler === 'function') {
   const body = JSON.stringify({ version: 1, type: 'track', messageId: 'm-1', userId: 'user-1', event: 'Docs Ran', properties: {}, timestamp: new Date().toISOString(), context: {} })
-  const response = await mod.handler(new Request('http://127.0.0.1/hook', { method: 'POST', body, headers: { 'X-Signature': await sign(body, process.env.WEBHOOK_SECRET) } }))
+  const id = 'msg_docs'
+  const seconds = String(Math.floor(Date.now() / 1000))
+  const key = Buffer.from(process.env.WEBHOOK_STANDARD_SECRET.slice(6), 'base64')
+  const standard = 'v1,' + createHmac('sha256', key).update(id + '.' + seconds + '.' + body).digest('base64')
+  const headers = { 'X-Signature': await sign(body, process.env.WEBHOOK_SECRET), 'webhook-id': id, 'webhook-timestamp': seconds, 'webhook-signature': standard }
+  const response = await mod.handler(new Request('http://127.0.0.1/hook', { method: 'POST', body, headers }))
   console.log('webhook handler answered ' + response.status)
 }
 `

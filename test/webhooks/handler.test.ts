@@ -176,6 +176,6 @@ describe('createWebhookHandler', () => {
       expect(isConfigError(error), option).toBe(true)
       expect((error as { option: string }).option).toBe(option)
     }
-    expect(() => createWebhookHandler({ secret: 's', onEvent: () => {}, maxBodySize: 10 } as never)).toThrow('Unknown option `maxBodySize` (did you mean `maxBodyBytes`?); known: secret, onEvent, maxBodyBytes, onError.')
+    expect(() => createWebhookHandler({ secret: 's', onEvent: () => {}, maxBodySize: 10 } as never)).toThrow('Unknown option `maxBodySize` (did you mean `maxBodyBytes`?); known: secret, standardSecrets, toleranceSeconds, onEvent, maxBodyBytes, onError.')
   })
 })

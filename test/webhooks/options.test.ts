@@ -27,7 +27,7 @@ describe('WebhookDestination options', () => {
   it('an unknown option, at the top, in `backoff` or in a URL entry, is a ConfigError with a guess', () => {
     const top = configError({ urls: [{ url }], sharedsecret: 's' })
     expect(top.option).toBe('sharedsecret')
-    expect(top.message).toBe('Unknown option `sharedsecret` (did you mean `sharedSecret`?); known: urls, sharedSecret, timeout, retryWindow, fetch, backoff, now, random.')
+    expect(top.message).toBe('Unknown option `sharedsecret` (did you mean `sharedSecret`?); known: urls, sharedSecret, standardSecrets, timeout, retryWindow, fetch, backoff, now, random.')
     expect(configError({ urls: [{ url }], timout: 100 }).message).toContain('(did you mean `timeout`?)')
     expect(configError({ urls: [{ url }], backoff: { base: 1 } })).toMatchObject({ option: 'backoff.base', message: expect.stringContaining('did you mean `backoff.baseMs`?') })
     expect(configError({ urls: [{ url }, { url: `${url}2`, header: { A: 'b' } }] })).toMatchObject({ option: 'urls[1].header', message: expect.stringContaining('did you mean `urls[1].headers`?') })

@@ -12,7 +12,7 @@ const common = {
 }
 
 describe('toWebhookPayload', () => {
-  it('page: version 1, properties, name/category, ids, timestamp and context; integrations dropped', () => {
+  it('page: version 1, properties, name/category, ids, timestamp and context, then integrations', () => {
     const properties = { path: '/pricing', referrer: 'https://example.com', title: 'Pricing', url: 'https://acme.test/pricing' }
     const payload = toWebhookPayload({ ...common, type: 'page', name: 'Pricing', category: 'Docs', properties })
     expect(payload).toStrictEqual({
@@ -26,7 +26,34 @@ describe('toWebhookPayload', () => {
       properties,
       timestamp: '2026-11-22T10:00:00.000Z',
       context,
+      integrations: common.integrations,
     })
+  })
+
+  it('forwards every other member the sender sent, in its order, after the payload\'s own; never writeKey', () => {
+    const sent = {
+      ...common,
+      type: 'track' as const,
+      event: 'E',
+      writeKey: 'KEY',
+      channel: 'server',
+      originalTimestamp: '2026-11-22T09:59:59.000Z',
+      sentAt: '2026-11-22T10:00:01.000Z',
+      receivedAt: '2026-11-22T10:00:02.000Z',
+      _metadata: { nodeVersion: '20.0.0' },
+      version: 2,
+      constructor: 'a member like any other',
+    }
+    const payload = toWebhookPayload(sent)
+    expect(Object.keys(payload)).toEqual([
+      'version', 'type', 'messageId', 'anonymousId', 'userId', 'event', 'properties', 'timestamp', 'context',
+      'integrations', 'channel', 'originalTimestamp', 'sentAt', 'receivedAt', '_metadata', 'constructor',
+    ])
+    expect(payload).toMatchObject({ version: 1, channel: 'server', _metadata: { nodeVersion: '20.0.0' }, constructor: 'a member like any other' })
+    expect(payload).not.toHaveProperty('writeKey')
+    const proto = toWebhookPayload(JSON.parse('{"type":"track","userId":"u","event":"E","__proto__":{"polluted":true}}'))
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype)
+    expect(JSON.stringify(proto)).toContain('"__proto__":{"polluted":true}')
   })
 
   it('gives a message without messageId a random one, second after type as always; keeps one it has', () => {
@@ -37,10 +64,9 @@ describe('toWebhookPayload', () => {
     expect(toWebhookPayload({ ...common, type: 'track', event: 'E' }).messageId).toBe(common.messageId)
   })
 
-  it("page: Go v2's `traits` become `properties` when properties are absent; properties win when both exist", () => {
+  it("page: Go v2's `traits` become `properties` when properties are absent (and stay, as sent); properties win when both exist", () => {
     const fromTraits = toWebhookPayload({ type: 'page', userId: 'u', traits: { path: '/a' }, timestamp: common.timestamp })
-    expect(fromTraits).toMatchObject({ properties: { path: '/a' } })
-    expect(fromTraits).not.toHaveProperty('traits')
+    expect(fromTraits).toMatchObject({ properties: { path: '/a' }, traits: { path: '/a' } })
     const both = toWebhookPayload({ type: 'page', userId: 'u', traits: { path: '/a' }, properties: { path: '/b' } })
     expect(both).toMatchObject({ properties: { path: '/b' } })
   })

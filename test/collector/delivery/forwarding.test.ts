@@ -55,8 +55,9 @@ describe('forwarding to the source Webhooks destination', () => {
     expect(call.headers['content-type']).toBe('application/json')
     expect(call.headers['x-team']).toBe('growth')
     expect(await verifySignature(call.body, call.headers['x-signature'], 'shh')).toBe(true)
-    const { timestamp, messageId, type, event, userId, properties, context } = message as unknown as Record<string, never>
-    expect(call.json).toEqual(toWebhookPayload({ type, event, userId, properties, context, timestamp, messageId }))
+    // The whole message, as toWebhookPayload shapes it, with the collector's receivedAt.
+    expect(call.json.receivedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect(call.json).toEqual(toWebhookPayload({ ...(message as Parameters<typeof toWebhookPayload>[0]), receivedAt: call.json.receivedAt }))
   })
 
   it('sends nothing from a source whose destination is disabled', async () => {

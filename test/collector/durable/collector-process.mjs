@@ -1,5 +1,6 @@
 // A collector in its own process, for the durable-mode tests. Env: QUEUE (queue server URL),
-// WEBHOOK, WEBHOOK2 (a second URL, if any), SECRET (shared secret), RETRY_WINDOW (ms), DRAIN
+// WEBHOOK, WEBHOOK2 (a second URL, if any), SECRET (shared secret), STANDARD_SECRET (a whsec_
+// secret: Standard Webhooks signatures too), RETRY_WINDOW (ms), DRAIN
 // (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
 // (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
@@ -16,6 +17,7 @@ const collector = createCollector({
       webhooks: {
         urls: [{ url: env.WEBHOOK }, ...(env.WEBHOOK2 ? [{ url: env.WEBHOOK2 }] : [])],
         ...(env.SECRET && { sharedSecret: env.SECRET }),
+        ...(env.STANDARD_SECRET && { standardSecrets: [env.STANDARD_SECRET] }),
         ...(env.RETRY_WINDOW && { retryWindow: Number(env.RETRY_WINDOW) }),
       },
     },

@@ -2,6 +2,7 @@
  * The durable-mode tests, run once per queue server (Redis, PostgreSQL) against the same code:
  * collectors in child processes sharing one real server, a real receiver, SIGKILL and SIGTERM.
  */
+import { Webhook } from 'standardwebhooks'
 import { describe, expect, it } from 'vitest'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { tracedDeliveryReportsEachAttempt } from './traced.js'
@@ -184,6 +185,29 @@ export function durableSuite(name: string, start: () => Promise<QueueServerProce
         await receiver.close()
       }
     }, 45_000)
+
+    it('Standard Webhooks signatures: a retry made by another process keeps the webhook-id, with its own timestamp', async () => {
+      const standardSecret = `whsec_${Buffer.from('durable standard webhooks secret').toString('base64')}`
+      const receiver = await startReceiver(() => (receiver.attempts.length === 1 ? 503 : 200), () => 0, () => (receiver.attempts.length === 1 ? 2 : undefined))
+      try {
+        const a = await collector({ WEBHOOK: receiver.url, STANDARD_SECRET: standardSecret })
+        expect(await send(a.url, batchText(21_000, 1))).toBe(200)
+        await until(async () => (await waitingRetries(server.url, 'm-21000')) === 1, 'the retry in the queue server')
+        await stop(a, 'SIGKILL')
+        await collector({ WEBHOOK: receiver.url, STANDARD_SECRET: standardSecret })
+        await until(() => receiver.accepted.length === 1, 'the retry, by the second process')
+        const [first, second] = receiver.attempts
+        expect(second.raw).toBe(first.raw)
+        expect(second.headers['webhook-id']).toBe(first.headers['webhook-id'])
+        expect(Number(second.headers['webhook-timestamp'])).toBeGreaterThan(Number(first.headers['webhook-timestamp']))
+        for (const attempt of [first, second]) {
+          expect(attempt.signatureValid).toBe(true)
+          expect(new Webhook(standardSecret).verify(attempt.raw, attempt.headers as Record<string, string>)).toMatchObject({ messageId: 'm-21000' })
+        }
+      } finally {
+        await receiver.close()
+      }
+    }, 30_000)
 
     it('a retry that came due while no collector ran, and can only start past the retry window, fails for good without an attempt', async () => {
       // Retry-After 2 s inside a 4 s window: due at ~2 s, while no collector runs; the next one

@@ -22,7 +22,7 @@ describe('POST /v1/batch', () => {
     expect((await plain().fetch(post({ batch: [] }))).status).toBe(200)
   })
 
-  it('accepts what @segment/analytics-node sends, keeping unknown members', async () => {
+  it('accepts what @segment/analytics-node sends, and forwards the whole message but its writeKey', async () => {
     const { collector, calls } = forwardingCollector()
     const body = {
       batch: [
@@ -54,7 +54,15 @@ describe('POST /v1/batch', () => {
       timestamp: '2026-11-22T10:00:00.123Z',
       properties: { total: 30 },
       context: { library: { name: '@segment/analytics-node', version: '2.1.0' } },
+      _metadata: { nodeVersion: '20.0.0', jsRuntime: 'node' },
+      integrations: {},
+      futureField: [1, 2],
+      sentAt: '2026-11-22T10:00:01.000Z',
     })
+    const forwarded = calls[0].json as Record<string, unknown>
+    expect(forwarded.receivedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect(forwarded).not.toHaveProperty('writeKey')
+    expect(Object.keys(forwarded).slice(-5)).toEqual(['_metadata', 'integrations', 'futureField', 'sentAt', 'receivedAt'])
   })
 
   it('merges the envelope context under each message context (the message wins)', async () => {

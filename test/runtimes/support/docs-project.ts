@@ -17,7 +17,22 @@ import { afterAll, beforeAll, expect } from 'vitest'
 import { REDIRECT } from './redirect.js'
 import { installPacked, requireBuild, ROOT, run, scratchDir, type RunResult } from './runtimes.js'
 
-export const ENV = { WRITE_KEY: 'docs-write-key', WEBHOOK_SECRET: 'docs-secret', ADMIN_TOKEN: 'docs-admin-token', PORT: '0' }
+export const ENV = {
+  WRITE_KEY: 'docs-write-key',
+  WEBHOOK_SECRET: 'docs-secret',
+  WEBHOOK_STANDARD_SECRET: `whsec_${Buffer.from('docs standard webhooks secret 32').toString('base64')}`,
+  ADMIN_TOKEN: 'docs-admin-token',
+  PORT: '0',
+}
+
+/** The Standard Webhooks headers of `body`, signed with ENV.WEBHOOK_STANDARD_SECRET now. */
+export function standardHeaders(body: string): Record<string, string> {
+  const id = 'msg_docs'
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  const key = Buffer.from(ENV.WEBHOOK_STANDARD_SECRET.slice('whsec_'.length), 'base64')
+  const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` }
+}
 
 /** A request the recorder received: `https://host/path` arrives as `/host/path`. */
 export interface Recorded { host: string; path: string; body: string; authorization?: string; signature?: string }
@@ -105,11 +120,14 @@ export const clean = (result: RunResult, what: string) => {
   expect(result.code, `${what} exited with ${result.code}\n${result.stdout}`).toBe(0)
 }
 
-/** Posts a track message signed with ENV.WEBHOOK_SECRET, as the collector forwards it; resolves with the status. */
+/**
+ * Posts a track message signed with ENV.WEBHOOK_SECRET and ENV.WEBHOOK_STANDARD_SECRET (both
+ * schemes), as the collector forwards it; resolves with the status.
+ */
 export async function postSignedTrack(url: string): Promise<number> {
   const body = JSON.stringify({ version: 1, type: 'track', messageId: 'm-1', userId: 'user-1', event: 'Docs Ran', properties: {}, timestamp: new Date().toISOString(), context: {} })
   const signature = createHmac('sha1', ENV.WEBHOOK_SECRET).update(body).digest('hex')
-  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-signature': signature } })
+  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-signature': signature, ...standardHeaders(body) } })
   return response.status
 }
 
