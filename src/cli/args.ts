@@ -37,7 +37,13 @@ Server:
                           GET /v1/stats, /v1/admin/...), authenticated with
                           "Authorization: Bearer TOKEN"; settings changed in
                           the console are kept in the --queue server (shared),
-                          else written back to the --config file
+                          else written back to the --config file; at
+                          least 16 characters (openssl rand -hex 32), and
+                          more than 10 wrong tokens a minute from one
+                          address are answered 429
+  --trust-proxy           behind a reverse proxy: count wrong admin tokens
+                          per address in X-Forwarded-For (the last one),
+                          not per connection
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
   --queue URL             keep deliveries in a queue server, shared by every
@@ -78,6 +84,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'admin-token': { type: 'string' },
+  'trust-proxy': { type: 'boolean' },
   'drain-timeout': { type: 'string' },
   queue: { type: 'string' },
   'progress-interval': { type: 'string' },
@@ -204,6 +211,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
 
   const adminToken = values['admin-token'] ?? fileConfig.adminToken
   if (values['admin-token'] !== undefined) flagNames.set('adminToken', '`--admin-token`')
+  const trustProxy = values['trust-proxy'] ?? fileConfig.trustProxy
   const queue = values.queue ?? (env.ANALYTICS_QUEUE_URL || undefined) ?? fileConfig.queue
   if (values.queue !== undefined) flagNames.set('queue', '`--queue`')
   else if (env.ANALYTICS_QUEUE_URL) flagNames.set('queue', '`ANALYTICS_QUEUE_URL`')
@@ -217,7 +225,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(queue !== undefined && { queue }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(queue !== undefined && { queue }) },
       configFile: values.config,
       flagNames,
     },

@@ -4,6 +4,7 @@
  * `createConsole`, which ties the recorder, the settings and manual retries to the sources and
  * the delivery queue (and, with a queue server, to the other processes' consoles: shared.ts).
  */
+import type { AdminGuard } from '../admin/guard.js'
 import type { ResolvedConfig } from '../config.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
 import type { RequestHead } from '../http/direct.js'
@@ -46,7 +47,7 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
 }
 
 export function createConsole(options: {
-  adminToken: string
+  guard: AdminGuard
   /** What a retry by hand changes beyond the record (./retries.ts). */
   retries: RetriesByHand
   settings: SourceSettings
@@ -59,7 +60,7 @@ export function createConsole(options: {
   const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
   return {
-    adminToken: options.adminToken,
+    guard: options.guard,
     settings,
     recorder,
     streams,

@@ -20,7 +20,7 @@ const collector = createCollector({
       },
     },
   ],
-  adminToken: 'admin-token',
+  adminToken: 'admin-token-for-tests',
   ...(env.QUEUE && { queue: env.QUEUE }),
   ...(env.CONCURRENCY && { deliveryConcurrency: Number(env.CONCURRENCY) }),
   ...(env.MAX_PENDING && { maxPendingDeliveries: Number(env.MAX_PENDING) }),
