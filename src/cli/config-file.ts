@@ -25,6 +25,7 @@ const FROM_FILE = {
   // For tests only: a file (or a flag) that could accept a guessable token would in time.
   unsafeShortAdminToken: null,
   trustProxy: true,
+  allowPrivateWebhookUrls: true,
   drainTimeout: true,
   deliveryConcurrency: true,
   maxPendingDeliveries: true,

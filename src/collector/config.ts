@@ -58,6 +58,12 @@ export interface CollectorConfig {
    * last one in `X-Forwarded-For` (the one the proxy appended). Default `false`: the socket's peer.
    */
   trustProxy?: boolean
+  /**
+   * Lets webhook URLs set through the console or the admin API reach loopback, private,
+   * link-local, carrier-grade NAT and unique-local addresses (local development). Default
+   * `false`. URLs in `sources` are trusted either way.
+   */
+  allowPrivateWebhookUrls?: boolean
   /** fetch used to deliver webhooks (default: the global fetch, looked up at call time). */
   fetch?: FetchLike
   /** ms that `close()` waits for deliveries in flight by default (10000). */
@@ -109,6 +115,7 @@ export interface ResolvedConfig {
   sources: readonly ResolvedSource[]
   adminToken: string | undefined
   trustProxy: boolean
+  allowPrivateWebhookUrls: boolean
   fetch: FetchLike | undefined
   drainTimeout: number
   deliveryConcurrency: number
@@ -126,13 +133,14 @@ export const COLLECTOR_DEFAULTS = {
   drainTimeout: 10_000,
   unsafeShortAdminToken: false,
   trustProxy: false,
+  allowPrivateWebhookUrls: false,
   deliveryConcurrency: 64,
   maxPendingDeliveries: 10_000,
   onError: (error: unknown) => console.error('isomorphic-analytics collector: unexpected error', error),
 } as const
 
 const CONFIG_KEYS = new Set([
-  'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
+  'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'allowPrivateWebhookUrls', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'timeout', 'retryWindow'])
@@ -280,6 +288,7 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     sources: Object.freeze(resolved.map((s) => Object.freeze(s))),
     adminToken: input.adminToken,
     trustProxy: optionalBoolean(input.trustProxy, 'trustProxy'),
+    allowPrivateWebhookUrls: optionalBoolean(input.allowPrivateWebhookUrls, 'allowPrivateWebhookUrls'),
     fetch: input.fetch,
     drainTimeout: optionalInteger(input.drainTimeout, 'drainTimeout', 0, COLLECTOR_DEFAULTS.drainTimeout),
     deliveryConcurrency: optionalInteger(input.deliveryConcurrency, 'deliveryConcurrency', 1, COLLECTOR_DEFAULTS.deliveryConcurrency),

@@ -9,7 +9,8 @@ import type { ResolvedConfig } from '../config.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
 import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
-import { createSourceRuntime, type SourceRuntime } from '../sources.js'
+import { configuredUrls, createSourceRuntime, type SourceRuntime } from '../sources.js'
+import { refusedHost } from '../../webhooks/public-address.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import type { RetriesByHand } from './retries.js'
@@ -34,7 +35,10 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
   return new SourceSettings(
     {
       sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
-      build: (source, index) => createSourceRuntime(source, index, config).destination,
+      build: (source, index) => createSourceRuntime(source, index, config, true).destination,
+      refuseUrl: config.allowPrivateWebhookUrls
+        ? () => undefined
+        : (index, url) => (configuredUrls(config, index).has(url) ? undefined : refusedHost(url)),
       apply(index, destination) {
         const source = sources[index]
         source.destination = destination

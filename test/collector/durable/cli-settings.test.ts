@@ -24,7 +24,7 @@ afterAll(async () => {
 
 it('with --queue, a settings change is kept in the queue server and the --config file is not written', async () => {
   const file = join(dir, 'collector.json')
-  const text = `${JSON.stringify({ sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/old' }] } }], adminToken: 'admin-token-for-tests' }, null, 2)}\n`
+  const text = `${JSON.stringify({ sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/old' }] } }], adminToken: 'admin-token-for-tests', allowPrivateWebhookUrls: true }, null, 2)}\n`
   writeFileSync(file, text)
   const command = parseCommand(['collect', '--port', '0', '--config', file, '--queue', redis.url])
   if (command.kind !== 'collect') throw new Error('expected collect')
