@@ -81,6 +81,21 @@ describe('wrong admin tokens, limited per client address', () => {
     expect(lines.join('\n')).not.toContain(TOKEN)
   })
 
+  it('never logs the admin token, not even its end, when it is sent in a URL (?authorization=Bearer …)', async () => {
+    const lines: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')))
+    const c = start({ debug: true })
+    for (const path of ['/v1/stats', '/v1/batch', '/v1/admin/sources']) {
+      for (const query of [`authorization=Bearer%20${TOKEN}`, `authorization=Bearer+${TOKEN}`, `access_token=${TOKEN}`, `q=Bearer%20${TOKEN}`]) {
+        expect((await c.fetch(new Request(`http://collector.test${path}?${query}`, { method: path === '/v1/batch' ? 'POST' : 'GET', body: path === '/v1/batch' ? '{}' : null }))).status).toBe(401)
+      }
+    }
+    expect(lines.length).toBeGreaterThanOrEqual(12)
+    expect(lines.join('\n')).not.toContain(TOKEN)
+    expect(lines.join('\n')).not.toContain(encodeURIComponent(TOKEN))
+    expect(lines.filter((line) => line.includes('authorization=')).every((line) => line.includes('authorization=…') && !line.includes(TOKEN.slice(-4)))).toBe(true)
+  })
+
   it('with trustProxy, counts per address in X-Forwarded-For (the last one, the one the proxy appended)', async () => {
     const c = start({ trustProxy: true })
     const from = (address: string) => () => stats('wrong', { 'x-forwarded-for': `6.6.6.6, ${address}` })
