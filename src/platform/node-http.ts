@@ -231,7 +231,7 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       req.destroy(error)
       reject(error)
     }
-    const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', headers, ...(checkAddress ? { agent: checkedAgent, lookup: checkedLookup(checkAddress) } : { agent }) }, (res) => {
+    const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', headers, agent: checkAddress ? checkedAgent : agent, lookup: checkAddress && checkedLookup(checkAddress) }, (res) => {
       const chunks: Buffer[] = []
       let kept = 0
       let finish!: (read: ReadBody) => void
