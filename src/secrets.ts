@@ -6,11 +6,37 @@ export function maskSecret(secret: string): string {
   return secret.length > 8 ? `…${secret.slice(-4)}` : '…'
 }
 
+/** A query parameter: its `?` or `&` and name with the `=`, then its value. */
+const QUERY_PARAM = /([?&][^=&#]*=)([^&#]*)/g
 /**
- * Query parameters that carry credentials: write keys, tokens, API keys, secrets, passwords,
- * signatures, and `code` and `auth` (an Azure Functions webhook's key is its `?code=`).
+ * Names of query parameters that carry credentials, by rule rather than by list: any name that
+ * contains one of these, in any case (`client_secret`, `api-key`, `access-token`, `jwt`,
+ * `X-Amz-Signature`, `X-Amz-Credential`, `sessionId`, an Azure Functions key's `code`, …). A
+ * harmless name caught too (`keyword`) only loses its value in logs.
  */
-const CREDENTIAL_PARAM = /([?&](?:write_?key|[a-z_]*token|api_?key|key|secret|[a-z_]*password|sig|signature|code|auth)=)([^&#]*)/gi
+const CREDENTIAL_NAME = /token|secret|key|sig|auth|pass|credential|jwt|session|code/i
+/** Names and values after which nothing of the value is shown, not even its end: an `Authorization` header's. */
+const WHOLLY_SECRET_NAME = /auth/i
+const AUTH_SCHEME = /^(?:bearer|basic|token)(?:\s|%20|\+)/i
+
+const decoded = (text: string) => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    return text
+  }
+}
+
+/** Whether a query parameter (`name=` as written, and its value) carries a credential. */
+function isCredentialParam(name: string, value: string): boolean {
+  return CREDENTIAL_NAME.test(decoded(name)) || AUTH_SCHEME.test(value) || looksRandom(decoded(value))
+}
+
+/** A credential parameter's value as shown: `maskSecret`'s form, or `…` alone for an Authorization value. */
+function maskParam(name: string, value: string): string {
+  if (MASKED_EXACTLY.test(value)) return value
+  return WHOLLY_SECRET_NAME.test(decoded(name)) || AUTH_SCHEME.test(value) ? '…' : maskSecret(value)
+}
 /** `scheme://user:` before a password, up to the `@` that ends the userinfo (the last one before the path). */
 const USERINFO_PASSWORD = /^([a-z][a-z\d+.-]*:\/\/[^/?#@:]*:)([^/?#]*)@/i
 /** A URL's `scheme://authority` (if any), its path, and the rest (`?query#fragment`). */
@@ -56,6 +82,8 @@ function looksRandom(segment: string): boolean {
 const MASKED_VALUE = /^(?:…|%E2%80%A6)/i
 /** Exactly what `maskSecret` makes (`…` and at most four characters): masking it again keeps it. */
 const MASKED_EXACTLY = /^(?:…|%E2%80%A6)(?:%[\da-f]{2}|[^%…]){0,4}$/i
+/** What `maskSecret` makes of a random value (16 characters or more): `…` and its last four. */
+const MASKED_RANDOM = /^(?:…|%E2%80%A6)(?:%[\da-f]{2}|[^%…]){4}$/i
 const maskValue = (value: string) => (MASKED_EXACTLY.test(value) ? value : maskSecret(value))
 
 /** `path` (of a URL on `authority`) with its credential segments masked. */
@@ -88,7 +116,7 @@ export function maskUrl(url: string): string {
   const [, authority, path, rest] = URL_PARTS.exec(url)!
   return (authority + maskPath(authority, path) + rest)
     .replace(USERINFO_PASSWORD, (_, before: string, password: string) => `${before}${maskValue(password)}@`)
-    .replace(CREDENTIAL_PARAM, (_, name: string, value: string) => name + maskValue(value))
+    .replace(QUERY_PARAM, (param: string, name: string, value: string) => (isCredentialParam(name, value) ? name + maskParam(name, value) : param))
 }
 
 /**
@@ -100,5 +128,6 @@ export function hasMaskedCredential(url: string): boolean {
   const password = USERINFO_PASSWORD.exec(url)?.[2]
   if (password !== undefined && MASKED_VALUE.test(password)) return true
   if (URL_PARTS.exec(url)![2].split('/').some((segment) => MASKED_VALUE.test(segment))) return true
-  return [...url.matchAll(CREDENTIAL_PARAM)].some((match) => MASKED_VALUE.test(match[2]))
+  // Under a credential's name, any masked value; under another, a random value's masked form (`…` and four characters).
+  return [...url.matchAll(QUERY_PARAM)].some(([, name, value]) => (CREDENTIAL_NAME.test(decoded(name)) ? MASKED_VALUE.test(value) : MASKED_RANDOM.test(value)))
 }

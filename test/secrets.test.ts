@@ -10,6 +10,39 @@ describe('maskSecret', () => {
   })
 })
 
+describe('maskUrl: credentials by rule, not by list', () => {
+  // Issue 45: the old list missed these; they appeared whole in the console, the admin API and the DEBUG log.
+  it.each([
+    'client_secret', 'webhook_secret', 'secret_key', 'api-key', 'API_KEY', 'apikey', 'x-api-key', 'access-token', 'access_token',
+    'refresh_token', 'id_token', 'jwt', 'JWT', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Goog-Signature',
+    'sig', 'signature', 'Signature', 'password', 'passwd', 'pass', 'passphrase', 'credential', 'credentials', 'session', 'sessionId',
+    'SESSION_ID', 'code', 'auth_code', 'private_key', 'writeKey', 'token', 'hub.verify_token', 'sv_sig', 'client%5Fsecret',
+  ])('?%s=… is masked', (name) => {
+    const value = 'Cred3ntial-Value-0123456789'
+    const masked = maskUrl(`https://hooks.example.com/in?event=order&${name}=${value}&page=2`)
+    expect(masked).not.toContain(value)
+    expect(masked).toMatch(/^https:\/\/hooks\.example\.com\/in\?event=order&/)
+    expect(masked).toContain('&page=2')
+  })
+
+  it.each([
+    ['a random value under any name', 'https://h/in?x=8f3Kd9Qm2Lp7Zr4TvB6n', 'https://h/in?x=…vB6n'],
+    ['a hex value under any name', 'https://h/in?v=9f86d081884c7d659a2feaa0c55ad015', 'https://h/in?v=…d015'],
+    ['an ordinary value', 'https://h/in?event=order-placed&utm_source=newsletter&page=2', 'https://h/in?event=order-placed&utm_source=newsletter&page=2'],
+  ])('%s', (_, url, shown) => {
+    expect(maskUrl(url)).toBe(shown)
+  })
+
+  it('shows nothing of an Authorization value in a URL (the admin token sent as ?authorization=Bearer …)', () => {
+    const token = 'admin-token-for-tests-ABCDEFGH'
+    for (const url of [`http://c/v1/stats?authorization=Bearer%20${token}`, `http://c/v1/stats?authorization=Bearer+${token}`, `http://c/v1/stats?Authorization=${token}`, `http://c/v1/stats?header=Bearer%20${token}`]) {
+      const masked = maskUrl(url)
+      expect(masked).not.toContain(token)
+      expect(masked).not.toContain(token.slice(-4))
+    }
+  })
+})
+
 describe('maskUrl', () => {
   it('masks credential query parameters and leaves the rest of the URL as it is', () => {
     expect(maskUrl('http://127.0.0.1:8700/beacon/v1/batch?writeKey=wk_live_0123456789&x=1')).toBe('http://127.0.0.1:8700/beacon/v1/batch?writeKey=…6789&x=1')
@@ -17,11 +50,13 @@ describe('maskUrl', () => {
     expect(maskUrl('http://h/p?token=short')).toBe('http://h/p?token=…')
     expect(maskUrl('https://hooks.example.com/in?api_key=ak_0123456789&access_token=at_0123456789&sig=abcdefghij#x'))
       .toBe('https://hooks.example.com/in?api_key=…6789&access_token=…6789&sig=…ghij#x')
-    expect(maskUrl('https://h/p?keyword=seo&monkey=1')).toBe('https://h/p?keyword=seo&monkey=1')
+    // By rule, a name containing `key` is a credential's: a harmless one caught too only loses its value in logs.
+    expect(maskUrl('https://h/p?keyword=seo&monkey=1&page=2')).toBe('https://h/p?keyword=…&monkey=…&page=2')
     // An Azure Functions webhook carries its key as `?code=`; some receivers take `?auth=`.
     expect(maskUrl('https://fn.azurewebsites.net/api/hook?code=AzFnKey_0123456789==&clientId=default'))
       .toBe('https://fn.azurewebsites.net/api/hook?code=…89==&clientId=default')
-    expect(maskUrl('https://h/in?auth=abcdefghijkl&postcode=12345')).toBe('https://h/in?auth=…ijkl&postcode=12345')
+    // `auth`: an Authorization value, of which nothing is shown.
+    expect(maskUrl('https://h/in?auth=abcdefghijkl&postcode=12345&city=Lyon')).toBe('https://h/in?auth=…&postcode=…&city=Lyon')
   })
 
   // `ftp://u:PASSWORD@h` was echoed whole in the webhook URL's ConfigError, and the CLI's banner

@@ -40,7 +40,17 @@ Server:
                           GET /v1/stats, /v1/admin/...), authenticated with
                           "Authorization: Bearer TOKEN"; settings changed in
                           the console are kept in the --queue server (shared),
-                          else written back to the --config file
+                          else written back to the --config file; at
+                          least 16 characters (openssl rand -hex 32), and
+                          more than 10 wrong tokens a minute from one
+                          address are answered 429
+  --trust-proxy           behind a reverse proxy: count wrong admin tokens
+                          per address in X-Forwarded-For (the last one),
+                          not per connection
+  --allow-private-webhook-urls
+                          let URLs set in the console reach loopback and
+                          private addresses (local development; URLs
+                          given here or in --config always may)
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
   --queue URL             keep deliveries in a queue server, shared by every
@@ -82,6 +92,8 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'admin-token': { type: 'string' },
+  'trust-proxy': { type: 'boolean' },
+  'allow-private-webhook-urls': { type: 'boolean' },
   'drain-timeout': { type: 'string' },
   queue: { type: 'string' },
   'progress-interval': { type: 'string' },
@@ -213,6 +225,8 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
 
   const adminToken = values['admin-token'] ?? fileConfig.adminToken
   if (values['admin-token'] !== undefined) flagNames.set('adminToken', '`--admin-token`')
+  const trustProxy = values['trust-proxy'] ?? fileConfig.trustProxy
+  const allowPrivateWebhookUrls = values['allow-private-webhook-urls'] ?? fileConfig.allowPrivateWebhookUrls
   const queue = values.queue ?? (env.ANALYTICS_QUEUE_URL || undefined) ?? fileConfig.queue
   if (values.queue !== undefined) flagNames.set('queue', '`--queue`')
   else if (env.ANALYTICS_QUEUE_URL) flagNames.set('queue', '`ANALYTICS_QUEUE_URL`')
@@ -226,7 +240,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(queue !== undefined && { queue }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }) },
       configFile: values.config,
       flagNames,
     },

@@ -56,7 +56,8 @@ export async function collect(args: CollectArgs, io: CollectIo): Promise<number>
       const secret = source.webhooks?.sharedSecret
       log(`source "${source.name}": write key ${shown(source.writeKey)}, ${count(source.webhooks?.urls?.length ?? 0, 'webhook URL')}${secret ? `, shared secret ${shown(secret)}` : ''}`)
     }
-    if (args.config.adminToken !== undefined) log(`admin token ${shown(args.config.adminToken)}`)
+    // Not even its last characters: they would narrow a guess at the one credential with power.
+    if (args.config.adminToken !== undefined) log('admin token set (not shown)')
   }
   let collector: Collector
   try {

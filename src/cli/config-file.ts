@@ -22,6 +22,10 @@ export interface ConfigFile extends Partial<CollectorConfig> {
 const FROM_FILE = {
   sources: true,
   adminToken: true,
+  // For tests only: a file (or a flag) that could accept a guessable token would in time.
+  unsafeShortAdminToken: null,
+  trustProxy: true,
+  allowPrivateWebhookUrls: true,
   drainTimeout: true,
   deliveryConcurrency: true,
   maxPendingDeliveries: true,
@@ -30,7 +34,7 @@ const FROM_FILE = {
   fetch: 'a function',
   onError: 'a function',
   settings: 'a settings store (an object of functions)',
-} as const satisfies Record<keyof CollectorConfig, true | string>
+} as const satisfies Record<keyof CollectorConfig, true | string | null>
 
 /** The keys a file can hold: `sources`, the CLI's own, then the collector's other options. */
 const CONFIG_FILE_KEYS: readonly string[] = [
@@ -43,6 +47,9 @@ function checkKeys(file: Record<string, unknown>): void {
   for (const key of Object.keys(file)) {
     if (CONFIG_FILE_KEYS.includes(key)) continue
     const takes = Object.hasOwn(FROM_FILE, key) ? FROM_FILE[key as keyof typeof FROM_FILE] : undefined
+    if (takes === null) {
+      throw new UsageError(`Option \`${key}\` is for tests only and is not read from a --config file: give \`adminToken\` 16 characters or more (\`openssl rand -hex 32\`); ${known}`)
+    }
     if (typeof takes === 'string') {
       throw new UsageError(`Option \`${key}\` takes ${takes}, which JSON cannot hold (pass it to createCollector in code); ${known}`)
     }

@@ -40,10 +40,23 @@ export interface CollectorConfig {
   sources: SourceConfig[]
   /**
    * Enables the console (`GET /console`) and the admin endpoints (`POST /v1/deletions`,
-   * `POST /v1/audiences`, `GET /v1/stats`, `/v1/admin/…`), sent as `Authorization: Bearer <token>`.
-   * Visible ASCII, no spaces.
+   * `POST /v1/audiences`, `GET /v1/stats`, `/v1/admin/…`), sent as `Authorization: Bearer <token>`:
+   * visible ASCII, no spaces, at least 16 characters, not one character repeated.
    */
   adminToken?: string
+  /** Accepts an `adminToken` shorter than 16 characters. For tests only: such a token can be guessed. */
+  unsafeShortAdminToken?: boolean
+  /**
+   * Behind a reverse proxy: the client address that wrong admin tokens are counted under is the
+   * last one in `X-Forwarded-For` (the one the proxy appended). Default `false`: the socket's peer.
+   */
+  trustProxy?: boolean
+  /**
+   * Lets webhook URLs set through the console or the admin API reach loopback, private,
+   * link-local, carrier-grade NAT and unique-local addresses (local development). Default
+   * `false`. URLs in `sources` are trusted either way.
+   */
+  allowPrivateWebhookUrls?: boolean
   /** fetch used to deliver webhooks (default: the global fetch, looked up at call time). */
   fetch?: FetchLike
   /** ms that `close()` waits for deliveries in flight by default (10000). */
@@ -95,6 +108,8 @@ export interface ResolvedSource {
 export interface ResolvedConfig {
   sources: readonly ResolvedSource[]
   adminToken: string | undefined
+  trustProxy: boolean
+  allowPrivateWebhookUrls: boolean
   fetch: FetchLike | undefined
   drainTimeout: number
   deliveryConcurrency: number
@@ -110,13 +125,16 @@ export interface ResolvedConfig {
 /** The defaults. The README's collector options table is checked against this object by a test. */
 export const COLLECTOR_DEFAULTS = {
   drainTimeout: 10_000,
+  unsafeShortAdminToken: false,
+  trustProxy: false,
+  allowPrivateWebhookUrls: false,
   deliveryConcurrency: 64,
   maxPendingDeliveries: 10_000,
   onError: (error: unknown) => console.error('isomorphic-analytics collector: unexpected error', error),
 } as const
 
 const CONFIG_KEYS = new Set([
-  'sources', 'adminToken', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
+  'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'allowPrivateWebhookUrls', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow'])
@@ -196,14 +214,35 @@ const BEARER_TOKEN = /^[\x21-\x7e]+$/
  * (UTF-8) than by Chromium (Latin-1): such a token would start, then never sign in. The value is
  * never shown: it is a credential.
  */
-function checkAdminToken(token: unknown): void {
+function checkAdminToken(token: unknown, unsafeShort: boolean): void {
   if (!nonEmptyString(token)) fail('adminToken', 'a non-empty string', token, true)
-  if (BEARER_TOKEN.test(token)) return
+  if (BEARER_TOKEN.test(token)) return checkStrength(token, unsafeShort)
   const chars = [...token]
   const at = chars.findIndex((c) => !BEARER_TOKEN.test(c))
   const code = chars[at].codePointAt(0)!
   const what = /\s/.test(chars[at]) ? 'a space or other whitespace' : code < 0x20 || code === 0x7f ? 'a control character' : 'not ASCII'
   throw new ConfigError('adminToken', `Expected \`adminToken\` to hold only visible ASCII characters (no spaces), as \`Authorization: Bearer <token>\` carries them; its character ${at + 1} is ${what}. (The value is not shown: it is a credential.)`)
+}
+
+/** The shortest admin token accepted (without `unsafeShortAdminToken`). */
+export const MIN_ADMIN_TOKEN_LENGTH = 16
+
+/** A token that can be guessed is refused: too short, or one character repeated. */
+function checkStrength(token: string, unsafeShort: boolean): void {
+  if (unsafeShort) return
+  const length = [...token].length
+  const advice = 'Make one with `openssl rand -hex 32`. (The value is not shown: it is a credential.)'
+  if (length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError('adminToken', `Expected \`adminToken\` to be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long, got ${length}: a short token can be guessed. ${advice}`)
+  }
+  if (new Set(token).size === 1) {
+    throw new ConfigError('adminToken', `Expected \`adminToken\` to be random, got one character repeated ${length} times. ${advice}`)
+  }
+}
+
+function optionalBoolean(value: unknown, option: string): boolean {
+  if (value !== undefined && typeof value !== 'boolean') fail(option, 'a boolean', value)
+  return value === true
 }
 
 function resolveSettingsStore(input: unknown): SettingsStore | undefined {
@@ -235,13 +274,16 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
       seen.set(source[field], i)
     })
   }
-  if (input.adminToken !== undefined) checkAdminToken(input.adminToken)
+  const unsafeShort = optionalBoolean(input.unsafeShortAdminToken, 'unsafeShortAdminToken')
+  if (input.adminToken !== undefined) checkAdminToken(input.adminToken, unsafeShort)
   if (input.fetch !== undefined && typeof input.fetch !== 'function') fail('fetch', 'a function', input.fetch)
   if (input.onError !== undefined && typeof input.onError !== 'function') fail('onError', 'a function', input.onError)
   if (input.debug !== undefined && typeof input.debug !== 'boolean') fail('debug', 'a boolean', input.debug)
   return Object.freeze({
     sources: Object.freeze(resolved.map((s) => Object.freeze(s))),
     adminToken: input.adminToken,
+    trustProxy: optionalBoolean(input.trustProxy, 'trustProxy'),
+    allowPrivateWebhookUrls: optionalBoolean(input.allowPrivateWebhookUrls, 'allowPrivateWebhookUrls'),
     fetch: input.fetch,
     drainTimeout: optionalInteger(input.drainTimeout, 'drainTimeout', 0, COLLECTOR_DEFAULTS.drainTimeout),
     deliveryConcurrency: optionalInteger(input.deliveryConcurrency, 'deliveryConcurrency', 1, COLLECTOR_DEFAULTS.deliveryConcurrency),

@@ -16,6 +16,7 @@ import {
   type Dispatch,
 } from './admin/requests.js'
 import { RoomWaits } from './admin/room-waits.js'
+import { AdminGuard } from './admin/guard.js'
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
 import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from './admin/stats.js'
 import { BullmqQueue } from './delivery/bullmq-queue.js'
@@ -28,6 +29,7 @@ import { checkRequest, createHandler } from './http/handler.js'
 import { withCore, type CollectorCore, type RequestHead } from './http/direct.js'
 import { JsonAnswer } from './http/errors.js'
 import { markReadiness } from './http/readiness.js'
+import { markAdmin } from './http/exposure.js'
 import { requestDeadline, setRequestDeadline } from './http/deadline.js'
 import { createIngest, type AcceptedBatch } from './ingest/accept.js'
 import { loadExactJson } from '../message/exact-json.js'
@@ -237,7 +239,9 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const store = config.settings ?? (bus ? queueSettings(bus, onQueueError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
   void settings.ready.then(settingsLoaded)
-  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
+  // One limit on wrong admin tokens for every admin endpoint, the console's included.
+  const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
+  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {
@@ -259,7 +263,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   })
   const core = createHandler({
     ingest,
-    admin: config.adminToken === undefined ? undefined : { adminToken: config.adminToken, durable: queue.durable, deletion, audience, stats: report },
+    admin: guard === undefined ? undefined : { guard, durable: queue.durable, deletion, audience, stats: report },
     isClosed: () => closing !== undefined,
     isStarting: () => !ready,
     tally,
@@ -287,6 +291,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     return made instanceof JsonAnswer ? made.toResponse() : made
   }, answer)
   // A server listens once requests would not wait, queue server connected included (startServer).
+  if (guard !== undefined) markAdmin(fetch)
   markReadiness(fetch, Promise.all([started, queue.ready?.()]).then(() => {}, () => {}))
 
   async function drain(timeoutMs: number): Promise<DrainReport> {

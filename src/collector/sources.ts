@@ -8,6 +8,7 @@ import { collectorDestination } from '../webhooks/destination.js'
 import { resolveDestinationOptions } from '../webhooks/options.js'
 import type { ResolvedConfig, ResolvedSource, SourceWebhooksConfig } from './config.js'
 import type { TrackingPlan } from './ingest/tracking-plan.js'
+import { publicOnly } from './delivery/public-only.js'
 
 export interface SourceRuntime {
   readonly name: string
@@ -29,14 +30,22 @@ export function createSourceRuntime(
   source: ResolvedSource,
   index: number,
   config: ResolvedConfig,
+  /** Settings set through the console or the admin API: their URLs reach public addresses only (but the config's own). */
+  fromConsole = false,
 ): SourceRuntime {
   const { webhooks, trackingPlan } = source
   if (webhooks === undefined) {
     if (source.configured !== undefined) checkDisabled(source.configured, index)
     return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
   }
-  const destination = underSource(index, () => collectorDestination({ ...webhooks, ...(config.fetch && { fetch: config.fetch }) }))
+  const fetch = fromConsole && !config.allowPrivateWebhookUrls ? publicOnly(config.fetch, configuredUrls(config, index)) : config.fetch
+  const destination = underSource(index, () => collectorDestination({ ...webhooks, ...(fetch && { fetch }) }))
   return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
+}
+
+/** The URLs of source `index` in the config (or `createCollector`'s options): trusted, whatever they reach. */
+export function configuredUrls(config: ResolvedConfig, index: number): ReadonlySet<string> {
+  return new Set((config.sources[index]?.configured?.urls ?? []).map((u) => u.url))
 }
 
 /**

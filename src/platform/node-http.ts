@@ -19,6 +19,7 @@
  * patches `http.request` applies).
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http'
+import type { LookupFunction } from 'node:net'
 import type { StopSignal } from '../transport/stop.js'
 import { NodeAnswer, type ReadBody } from './node-answer.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
@@ -38,6 +39,12 @@ export interface NodeRequestInit {
    * read and discarded. `nodeFetch` keeps all of it.
    */
   maxBodyBytes?: number
+  /**
+   * Checks each address the host name resolves to, in the connection's DNS lookup (so the address
+   * checked is the one connected to): a reason refuses the request before it connects, with an
+   * error whose `code` is `EADDRREFUSED`. Such requests get connections of their own.
+   */
+  checkAddress?: (address: string) => string | undefined
 }
 
 interface NodeHttp {
@@ -47,10 +54,11 @@ interface NodeHttp {
 
 const MAX_SOCKETS = 64
 
-/** A protocol's module and its keep-alive agent, once loaded. */
+/** A protocol's module and its keep-alive agents (the second for requests whose addresses are checked), once loaded. */
 interface Loaded {
   mod: NodeHttp
   agent: HttpAgent
+  checkedAgent: HttpAgent
 }
 
 const loaded: { http?: Loaded; https?: Loaded } = {}
@@ -59,7 +67,37 @@ const loading: { http?: Promise<Loaded>; https?: Promise<Loaded> } = {}
 const proc = globalThis.process as { getBuiltinModule?: (id: string) => unknown } | undefined
 
 const withAgent = (protocol: 'http' | 'https', mod: NodeHttp): Loaded =>
-  (loaded[protocol] = { mod, agent: new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }) })
+  (loaded[protocol] = { mod, agent: new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }), checkedAgent: new mod.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }) })
+
+interface NodeDns { lookup(hostname: string, options: object, callback: (error: Error | null, addresses: Array<{ address: string; family: number }>) => void): void }
+let dns: NodeDns | Promise<NodeDns> | undefined
+const NODE_DNS = 'node:dns'
+
+const addressRefused = (hostname: string, address: string, reason: string) =>
+  Object.assign(new Error(`Refused to connect to ${hostname}: it resolves to ${address}, ${reason}.`), { code: 'EADDRREFUSED' })
+
+/**
+ * A `lookup` for `http.request` that resolves as `dns.lookup` does, then refuses the connection
+ * when an address `check` names a reason for. Every address is checked, not only the first: a
+ * connection may try them in turn (`autoSelectFamily`).
+ */
+function checkedLookup(check: (address: string) => string | undefined): LookupFunction {
+  return (hostname, options, callback) => {
+    // A specifier in a variable: bundlers leave it alone (a browser bundle of the client has no `node:dns`).
+    dns ??= (proc?.getBuiltinModule?.(NODE_DNS) as NodeDns | undefined) ?? (import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_DNS).then((m: { default: NodeDns }) => m.default))
+    const resolve = (d: NodeDns) => d.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '')
+      for (const { address } of addresses) {
+        const reason = check(address)
+        if (reason !== undefined) return callback(addressRefused(hostname, address, reason), '')
+      }
+      if (options.all) callback(null, addresses)
+      else callback(null, addresses[0].address, addresses[0].family)
+    })
+    if (dns instanceof Promise) dns.then((d) => resolve((dns = d)), (error: Error) => callback(error, ''))
+    else resolve(dns)
+  }
+}
 
 /**
  * `node:http(s)` and its agent, looked up once: at once where `process.getBuiltinModule` exists
@@ -165,8 +203,11 @@ export const MAX_ANSWER_BYTES = 16_384
 export async function nodeRequest(input: string | URL, init: NodeRequestInit = {}): Promise<NodeAnswer> {
   const target = targetOf(input)
   const found = load(target.protocol === 'https:' ? 'https' : 'http')
-  const { mod, agent } = found instanceof Promise ? await found : found
-  const { body, signal, timeoutMs } = init
+  const { mod, agent, checkedAgent } = found instanceof Promise ? await found : found
+  const { body, signal, timeoutMs, checkAddress } = init
+  // An address written in the URL is connected to without a lookup: checked here.
+  const literal = checkAddress?.(target.hostname)
+  if (literal !== undefined) throw addressRefused(target.hostname, target.hostname, literal)
   const maxBodyBytes = init.maxBodyBytes ?? MAX_ANSWER_BYTES
   // A string body goes out in one write with the headers (a Buffer would take a writev).
   const payload = body === undefined || typeof body === 'string' || Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
@@ -189,7 +230,7 @@ export async function nodeRequest(input: string | URL, init: NodeRequestInit = {
       req.destroy(error)
       reject(error)
     }
-    const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', agent, headers }, (res) => {
+    const req = mod.request({ protocol: target.protocol, hostname: target.hostname, port: target.port, path: target.path, method: init.method ?? 'GET', headers, agent: checkAddress ? checkedAgent : agent, lookup: checkAddress && checkedLookup(checkAddress) }, (res) => {
       const chunks: Buffer[] = []
       let kept = 0
       let finish!: (read: ReadBody) => void

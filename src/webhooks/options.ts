@@ -111,8 +111,16 @@ function describeChar(char: string): string {
 }
 /** Set by the destination itself; a static header may not replace them. */
 const RESERVED = new Set(['user-agent', 'content-type', SIGNATURE_HEADER.toLowerCase(), STANDARD_ID_HEADER, STANDARD_TIMESTAMP_HEADER, STANDARD_SIGNATURE_HEADER])
-/** Owned by fetch and the connection; setting them would break or confuse the request. */
-const TRANSPORT = new Set(['content-length', 'host', 'transfer-encoding', 'connection'])
+/**
+ * Owned by the connection and the body's framing (hop-by-hop, RFC 9110 §7.6.1; or saying how the
+ * body is sent: a `Content-Encoding: gzip` on a plain body is a lie): setting one would break the
+ * request, confuse the receiver or a proxy on the way (`Upgrade`, `Expect`, `Proxy-*`).
+ */
+const TRANSPORT = new Set(['content-length', 'host', 'transfer-encoding', 'connection', 'upgrade', 'te', 'expect', 'content-encoding', 'keep-alive', 'trailer'])
+const PROXY_HEADER = /^proxy-/
+
+/** Sizes of what a destination keeps and sends with every delivery (a 400 KB URL once took 80 MB of log for 100 events). */
+export const WEBHOOK_LIMITS = Object.freeze({ urlLength: 4_096, headers: 20, headerValueLength: 4_096, secretLength: 1_024 })
 
 function positiveInteger(option: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback
@@ -133,6 +141,9 @@ function fn<T>(option: string, value: unknown, fallback: T): T {
 function resolveUrl(option: string, value: unknown): string {
   if (typeof value !== 'string' || value === '') {
     throw new ConfigError(option, `Expected \`${option}\` to be an http(s) URL string, got ${describe(value)}.`)
+  }
+  if (value.length > WEBHOOK_LIMITS.urlLength) {
+    throw new ConfigError(option, `Expected \`${option}\` to be at most ${WEBHOOK_LIMITS.urlLength} characters long, got ${value.length}.`)
   }
   let parsed: URL
   try {
@@ -158,17 +169,23 @@ function resolveHeaders(option: string, value: unknown): Record<string, string> 
   }
   const headers: Record<string, string> = {}
   const seen = new Set<string>()
-  for (const [name, headerValue] of Object.entries(value)) {
+  const entries = Object.entries(value)
+  if (entries.length > WEBHOOK_LIMITS.headers) {
+    throw new ConfigError(option, `Expected \`${option}\` to hold at most ${WEBHOOK_LIMITS.headers} headers, got ${entries.length}.`)
+  }
+  for (const [name, headerValue] of entries) {
     const where = `${option}[${JSON.stringify(name)}]`
     if (!TOKEN.test(name)) {
       throw new ConfigError(option, `Expected header name ${describe(name)} in \`${option}\` to be an RFC 9110 token (ASCII letters, digits and !#$%&'*+-.^_\`|~; no spaces, colons, CR or LF).`)
     }
     const lower = name.toLowerCase()
+    // Kept as the prototype of a plain object: shown as saved, never sent.
+    if (lower === '__proto__') throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is not a header name a receiver would get; remove it.`)
     if (RESERVED.has(lower)) {
       throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is set by the destination (User-Agent, Content-Type, X-Signature, webhook-id, webhook-timestamp, webhook-signature) and may not be overridden.`)
     }
-    if (TRANSPORT.has(lower)) {
-      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is managed by the HTTP connection and may not be set.`)
+    if (TRANSPORT.has(lower) || PROXY_HEADER.test(lower)) {
+      throw new ConfigError(option, `Header \`${name}\` in \`${option}\` is managed by the HTTP connection (hop-by-hop, body framing or a proxy's) and may not be set.`)
     }
     if (seen.has(lower)) {
       throw new ConfigError(option, `Header \`${name}\` appears twice in \`${option}\` (names are case-insensitive).`)
@@ -176,6 +193,9 @@ function resolveHeaders(option: string, value: unknown): Record<string, string> 
     seen.add(lower)
     if (typeof headerValue !== 'string') {
       throw new ConfigError(option, `Expected \`${where}\` to be a string, got ${describeSecret(headerValue)}.`)
+    }
+    if (headerValue.length > WEBHOOK_LIMITS.headerValueLength) {
+      throw new ConfigError(option, `Expected \`${where}\` to be at most ${WEBHOOK_LIMITS.headerValueLength} characters long, got ${headerValue.length}. (The value is not shown: it may be a credential.)`)
     }
     if (!FIELD_VALUE.test(headerValue)) {
       // Header values are often credentials (`Authorization`): say where the bad character is, not the value.
@@ -227,6 +247,9 @@ export function resolveDestinationOptions(input: unknown): ResolvedDestinationOp
   const { sharedSecret } = options
   if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret === '')) {
     throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string, got ${describeSecret(sharedSecret)}.`)
+  }
+  if (sharedSecret !== undefined && sharedSecret.length > WEBHOOK_LIMITS.secretLength) {
+    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be at most ${WEBHOOK_LIMITS.secretLength} characters long, got ${sharedSecret.length}. (The value is not shown: it is a credential.)`)
   }
   if (options.backoff !== undefined && !isPlainObject(options.backoff)) {
     throw new ConfigError('backoff', `Expected \`backoff\` to be an object { baseMs?, capMs? }, got ${describe(options.backoff)}.`)

@@ -106,6 +106,17 @@ describe('isomorphic-analytics CLI', () => {
     },
   )
 
+  it.each([['15 characters', 'Sh0rt-t0ken-abc', /at least 16 characters long, got 15/], ['one repeated character', 'x'.repeat(20), /one character repeated 20 times/]])(
+    'an --admin-token of %s (guessable) exits 2 naming --admin-token, without the token',
+    async (_, token, reason) => {
+      const cli = run(['collect', '--port', '0', '--write-key', 'WEB', '--admin-token', token])
+      expect(await cli.exit).toBe(2)
+      expect(cli.stderr()).toContain('`--admin-token`')
+      expect(cli.stderr()).toMatch(reason)
+      expect(cli.stderr()).not.toContain(token)
+    },
+  )
+
   it('never prints a write key, shared secret, admin token or URL token in full, even with DEBUG=analytics', async () => {
     const hook = await receiver()
     const [key, secret, token, urlToken] = ['wk_live_0123456789abcd', 'shared-secret-9876wxyz', 'admin-token-5555qrst', 'hook_0123456789']
@@ -129,7 +140,7 @@ describe('isomorphic-analytics CLI', () => {
       const output = cli.stdout() + cli.stderr()
       expect(cli.stdout()).toContain(`source "default" (write key …abcd) → ${hook.url}?token=…6789 (signed)`)
       expect(cli.stderr()).toContain('analytics:cli source "default": write key …abcd, 1 webhook URL, shared secret …wxyz')
-      expect(cli.stderr()).toContain('analytics:cli admin token …qrst')
+      expect(cli.stderr()).toContain('analytics:cli admin token set (not shown)')
       expect(cli.stderr()).toContain(`analytics:webhooks delivered to ${hook.url}?token=…6789 (200) after 1 attempt`)
       expect(cli.stderr()).toMatch(/analytics:collector /)
       for (const full of [key, secret, token, urlToken, 'wrong-key-0000', btoa(`${key}:`)]) expect(output).not.toContain(full)

@@ -95,12 +95,13 @@ describe('CLI error messages', () => {
       .toBe('`--write-key` repeats the writeKey of `sources[0]`; each source needs its own.')
   })
 
-  const FILE_KEYS = 'a --config file holds: sources, port, host, adminToken, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug.'
+  const FILE_KEYS = 'a --config file holds: sources, port, host, adminToken, trustProxy, allowPrivateWebhookUrls, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug.'
   it.each<[string, Record<string, unknown>, string]>([
     ['a mistyped key', { prot: 8700 }, `Unknown option \`prot\` (did you mean \`port\`?); ${FILE_KEYS}`],
     ['a snake_case key', { admin_token: 'T' }, `Unknown option \`admin_token\` (did you mean \`adminToken\`?); ${FILE_KEYS}`],
     ['an unknown key', { color: 'red' }, `Unknown option \`color\`; ${FILE_KEYS}`],
     ['a key that takes a function', { onError: 'log' }, `Option \`onError\` takes a function, which JSON cannot hold (pass it to createCollector in code); ${FILE_KEYS}`],
+    ['unsafeShortAdminToken', { unsafeShortAdminToken: true }, `Option \`unsafeShortAdminToken\` is for tests only and is not read from a --config file: give \`adminToken\` 16 characters or more (\`openssl rand -hex 32\`); ${FILE_KEYS}`],
     ['a settings store', { settings: {} }, `Option \`settings\` takes a settings store (an object of functions), which JSON cannot hold (pass it to createCollector in code); ${FILE_KEYS}`],
     ['a port that is not a number', { port: '8700x' }, 'Expected `port` to be an integer from 0 to 65535, got `"8700x"`.'],
     ['a port out of range', { port: 70_000 }, 'Expected `port` to be an integer from 0 to 65535, got `70000`.'],
@@ -145,14 +146,14 @@ describe('CLI error messages', () => {
     expect(await refusal(['collect', '--write-key', 'K', '--host', ''])).toBe('--host expects an address (--host ADDR, e.g. 127.0.0.1 or 0.0.0.0), got "".')
   })
 
-  it('shows a write key, shared secret or admin token too short to mask as "hidden", not a lone "…"', async () => {
-    const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', HOOK, '--shared-secret', 's3cret', '--admin-token', 'T0KEN'], { DEBUG: 'analytics:cli' })
+  it('shows a write key or shared secret too short to mask as "hidden", not a lone "…", and the admin token not at all', async () => {
+    const cli = run(['collect', '--port', '0', '--write-key', 'KEY', '--webhook', HOOK, '--shared-secret', 's3cret', '--admin-token', 'T0KEN-0123456789abc'], { DEBUG: 'analytics:cli' })
     await cli.waitFor(/Press Ctrl\+C to stop/)
     expect(cli.stdout()).toContain(`source "default" (write key hidden) → ${HOOK} (signed)`)
     // Written before the banner, but on another pipe.
-    await vi.waitFor(() => expect(cli.stderr()).toContain('analytics:cli admin token hidden'))
+    await vi.waitFor(() => expect(cli.stderr()).toContain('analytics:cli admin token set (not shown)'))
     expect(cli.stderr()).toContain('analytics:cli source "default": write key hidden, 1 webhook URL, shared secret hidden')
-    for (const secret of ['KEY', 's3cret', 'T0KEN']) expect(cli.stdout() + cli.stderr()).not.toContain(secret)
+    for (const secret of ['KEY', 's3cret', 'T0KEN-0123456789abc']) expect(cli.stdout() + cli.stderr()).not.toContain(secret)
   })
 })
 

@@ -61,7 +61,7 @@ describe('isomorphic-analytics CLI', () => {
     try {
       const cli = run([
         'collect', '--port', '0', '--write-key', 'KEY', '--webhook', hook.url, '--header', 'X-Team: growth',
-        '--shared-secret', 's3cret', '--admin-token', 'T0KEN', '--progress-interval', '100',
+        '--shared-secret', 's3cret', '--admin-token', 'T0KEN-0123456789abc', '--progress-interval', '100',
       ])
       const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
       await cli.waitFor(/Press Ctrl\+C to stop/)
@@ -80,7 +80,7 @@ describe('isomorphic-analytics CLI', () => {
       expect(response.status).toBe(200)
       const deletion = await fetch(`${url}/v1/deletions`, {
         method: 'POST',
-        headers: { authorization: 'Bearer T0KEN', 'content-type': 'application/json' },
+        headers: { authorization: 'Bearer T0KEN-0123456789abc', 'content-type': 'application/json' },
         body: JSON.stringify({ userId: 'u1' }),
       })
       expect(deletion.status).toBe(200)

@@ -13,14 +13,14 @@ describe('fileSettings', () => {
   it("writes a source's webhooks back into the config file, atomically, keeping everything else", async () => {
     dir = mkdtempSync(join(tmpdir(), 'settings-file-'))
     const path = join(dir, 'collector.json')
-    writeFileSync(path, JSON.stringify({ port: 8800, adminToken: 'admin-token-123', sources: [{ writeKey: 'K1', name: 'web' }, { writeKey: 'K2', name: 'app' }] }))
+    writeFileSync(path, JSON.stringify({ port: 8800, adminToken: 'admin-token-123456', sources: [{ writeKey: 'K1', name: 'web' }, { writeKey: 'K2', name: 'app' }] }))
     const store = fileSettings(path)
     expect(store).toMatchObject({ kind: 'file', durable: true })
     expect(await store.save('app', { enabled: true, urls: [{ url: 'https://hooks.test/in', headers: { 'X-Team': 'a' } }], sharedSecret: 's' })).toBe(true)
     const written = JSON.parse(readFileSync(path, 'utf8'))
     expect(written).toEqual({
       port: 8800,
-      adminToken: 'admin-token-123',
+      adminToken: 'admin-token-123456',
       sources: [{ writeKey: 'K1', name: 'web' }, { writeKey: 'K2', name: 'app', webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in', headers: { 'X-Team': 'a' } }], sharedSecret: 's' } }],
     })
     expect(readdirSync(dir)).toEqual(['collector.json'])

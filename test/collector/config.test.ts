@@ -31,6 +31,11 @@ describe('createCollector config', () => {
     ['an admin token with a character a browser cannot send', { sources: [source], adminToken: 'token-€-123456' }, 'adminToken', /visible ASCII .*character 7 is not ASCII/],
     ['an admin token with Latin-1 (curl and browsers send other bytes)', { sources: [source], adminToken: 'pässwört-123456' }, 'adminToken', /visible ASCII/],
     ['an admin token with a control character', { sources: [source], adminToken: 'abc\tdef' }, 'adminToken', /visible ASCII/],
+    ['a one-character admin token', { sources: [source], adminToken: 'a' }, 'adminToken', /^Expected `adminToken` to be at least 16 characters long, got 1: a short token can be guessed\. Make one with `openssl rand -hex 32`\./],
+    ['a 15-character admin token', { sources: [source], adminToken: 'admin-token-123' }, 'adminToken', /at least 16 characters long, got 15/],
+    ['an admin token of one repeated character', { sources: [source], adminToken: 'a'.repeat(40) }, 'adminToken', /^Expected `adminToken` to be random, got one character repeated 40 times\./],
+    ['a non-boolean unsafeShortAdminToken', { sources: [source], adminToken: 'a', unsafeShortAdminToken: 'yes' }, 'unsafeShortAdminToken', /a boolean/],
+    ['a non-boolean trustProxy', { sources: [source], trustProxy: 1 }, 'trustProxy', /a boolean/],
     ['an enabled destination without URLs', { sources: [hooks([])] }, 'sources[0].webhooks.urls', /at least one URL/],
     ['urls that are not an array', { sources: [hooks('https://x' as never)] }, 'sources[0].webhooks.urls', /array/],
     ['a non-http webhook URL', { sources: [hooks([{ url: 'ftp://x.test/' }])] }, 'sources[0].webhooks.urls[0].url', /http/],
@@ -69,7 +74,7 @@ describe('createCollector config', () => {
     ['webhooks.url', { sources: [{ ...source, webhooks: { url: [] } }] }, 'Unknown option `sources[0].webhooks.url` (did you mean `sources[0].webhooks.urls`?); known: enabled, urls, sharedSecret, standardSecrets, timeout, retryWindow.'],
     ['urls[0].header', { sources: [hooks([{ url: 'https://h.test/', header: {} }])] }, 'Unknown option `sources[0].webhooks.urls[0].header` (did you mean `sources[0].webhooks.urls[0].headers`?); known: url, headers.'],
     ['trackingPlan.violation', { sources: [{ ...source, trackingPlan: { events: {}, violation: 'allow' } }] }, 'Unknown option `sources[0].trackingPlan.violation` (did you mean `sources[0].trackingPlan.violations`?); known: events, unplanned, violations.'],
-    ['a top-level key', { sources: [source], drainTimout: 5 }, 'Unknown option `drainTimout` (did you mean `drainTimeout`?); known: sources, adminToken, fetch, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug, onError, settings.'],
+    ['a top-level key', { sources: [source], drainTimout: 5 }, 'Unknown option `drainTimout` (did you mean `drainTimeout`?); known: sources, adminToken, unsafeShortAdminToken, trustProxy, allowPrivateWebhookUrls, fetch, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug, onError, settings.'],
     ['a key nothing is close to', { sources: [{ ...source, colour: 'red' }] }, 'Unknown option `sources[0].colour`; known: writeKey, name, webhooks, trackingPlan.'],
   ])('guesses a mistyped key at any depth: %s', (_, config, message) => {
     expect(configError(config).message).toBe(message)

@@ -44,7 +44,7 @@ describe('client → collector → destination → receiver', () => {
     const receiver = await startReceiver()
     const collector = createCollector({
       sources: [{ writeKey: 'KEY', name: 'web', webhooks: { enabled: true, urls: [{ url: receiver.url }], sharedSecret: SECRET } }],
-      adminToken: 'ADMIN',
+      adminToken: 'admin-token-for-e2e-tests',
     })
     const server = await startServer(collector, { port: 0 })
     const client = new Client('KEY', { endpoint: server.url, flushAt: 10 })
@@ -59,7 +59,7 @@ describe('client → collector → destination → receiver', () => {
       ]
       expect(await client.flush()).toEqual({ delivered: 6, failed: 0 })
       const admin = (path: string, body: unknown) =>
-        fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer ADMIN' }, body: JSON.stringify(body) })
+        fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer admin-token-for-e2e-tests' }, body: JSON.stringify(body) })
       expect((await admin('/v1/deletions', { userId: 'u9' })).status).toBe(200)
       expect((await admin('/v1/audiences', { source: 'web', audience: 'Big Spenders', members: ['u1', 'u2'] })).status).toBe(200)
       await receiver.until(9)

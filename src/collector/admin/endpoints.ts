@@ -3,7 +3,7 @@
  * `POST /v1/deletions` and `POST /v1/audiences`, the collector's `requestDeletion` and
  * `syncAudience` over HTTP, and `GET /v1/stats`.
  */
-import { requireBearer } from '../http/auth.js'
+import type { AdminGuard } from './guard.js'
 import { QueueUnavailableError } from '../delivery/queue.js'
 import { fromMessageError, jsonResponse, retryLater } from '../http/errors.js'
 import { readBodyText } from '../http/read-body.js'
@@ -17,7 +17,8 @@ import type { AudienceSyncRequest, DeletionRequest } from './requests.js'
 export type AdminRoute = 'deletions' | 'audiences' | 'stats'
 
 export interface AdminContext {
-  adminToken: string
+  /** The admin token's check, with its limit on wrong tokens (shared with the console's endpoints). */
+  guard: AdminGuard
   /** Deliveries live in a queue server: nothing is answered 200 before it is there. */
   durable: boolean
   deletion(request: DeletionRequest): Dispatch
@@ -40,7 +41,7 @@ const QUEUED_WAIT_MS = 5_000
  * `GET /v1/stats`.
  */
 export async function handleAdmin(route: AdminRoute, request: Request, context: AdminContext): Promise<Response> {
-  await requireBearer(request, context.adminToken)
+  await context.guard.check(request)
   if (route === 'stats') {
     try {
       return jsonResponse(200, await context.stats(request))

@@ -13,7 +13,7 @@
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
  */
-import { requireBearer } from '../http/auth.js'
+import type { AdminGuard } from '../admin/guard.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
 import { stringifyExact } from '../../message/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
@@ -25,7 +25,8 @@ import type { MessagesAnswer, MessageStreams } from './stream.js'
 import { etag } from './versions.js'
 
 export interface ConsoleContext {
-  adminToken: string
+  /** The admin token's check, with its limit on wrong tokens (shared with the other admin endpoints). */
+  guard: AdminGuard
   settings: SourceSettings
   recorder: ConsoleRecorder
   streams: MessageStreams
@@ -96,7 +97,7 @@ const exactJson = (body: unknown, status = 200) =>
   new Response(stringifyExact(body, true), { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
 
 export async function handleConsoleEndpoint(request: Request, path: string, context: ConsoleContext): Promise<Response> {
-  await requireBearer(request, context.adminToken)
+  await context.guard.check(request)
   const url = new URL(request.url)
   if (path === '/v1/admin/sources') {
     only('GET', request, path)

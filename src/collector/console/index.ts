@@ -4,11 +4,13 @@
  * `createConsole`, which ties the recorder, the settings and manual retries to the sources and
  * the delivery queue (and, with a queue server, to the other processes' consoles: shared.ts).
  */
+import type { AdminGuard } from '../admin/guard.js'
 import type { ResolvedConfig } from '../config.js'
 import type { DeliveryQueue } from '../delivery/queue.js'
 import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
-import { createSourceRuntime, type SourceRuntime } from '../sources.js'
+import { configuredUrls, createSourceRuntime, type SourceRuntime } from '../sources.js'
+import { refusedHost } from '../../webhooks/public-address.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import type { RetriesByHand } from './retries.js'
@@ -33,7 +35,10 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
   return new SourceSettings(
     {
       sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
-      build: (source, index) => createSourceRuntime(source, index, config).destination,
+      build: (source, index) => createSourceRuntime(source, index, config, true).destination,
+      refuseUrl: config.allowPrivateWebhookUrls
+        ? () => undefined
+        : (index, url) => (configuredUrls(config, index).has(url) ? undefined : refusedHost(url)),
       apply(index, destination) {
         const source = sources[index]
         source.destination = destination
@@ -46,7 +51,7 @@ export function createSourceSettings(options: { config: ResolvedConfig; store: S
 }
 
 export function createConsole(options: {
-  adminToken: string
+  guard: AdminGuard
   /** What a retry by hand changes beyond the record (./retries.ts). */
   retries: RetriesByHand
   settings: SourceSettings
@@ -59,7 +64,7 @@ export function createConsole(options: {
   const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
   return {
-    adminToken: options.adminToken,
+    guard: options.guard,
     settings,
     recorder,
     streams,

@@ -13,6 +13,7 @@ import { describe, isPlainObject } from '../../message/validate.js'
 import type { WebhookDestination } from '../../webhooks/index.js'
 import { resolveSourceWebhooks, type ResolvedSource, type SourceWebhooksConfig, type WebhookUrlConfig } from '../config.js'
 import { HttpProblem, notFound } from '../http/errors.js'
+import { ALLOW_PRIVATE } from '../../webhooks/public-address.js'
 import { maskUrl } from '../../secrets.js'
 import { mask, maskHeaders, unmask } from './masked.js'
 import { etag, fingerprint, ifMatches } from './versions.js'
@@ -45,6 +46,8 @@ export interface SettingsHost {
   sources: ReadonlyArray<{ writeKey: string; name: string; webhooks?: SourceWebhooksConfig }>
   /** Builds a source's destination (`undefined` when not enabled); throws the config's `ConfigError`. */
   build(source: ResolvedSource, index: number): WebhookDestination | undefined
+  /** Why source `index` may not be sent to `url` (set through the console), or `undefined`. */
+  refuseUrl(index: number, url: string): string | undefined
   /** Puts a new destination (or none) in place for the source's next message. */
   apply(index: number, destination: WebhookDestination | undefined): void
 }
@@ -135,6 +138,7 @@ export class SourceSettings {
       webhooks = { ...current, ...change }
       if (sharedSecret === null) delete webhooks.sharedSecret
       else if (sharedSecret !== undefined) webhooks.sharedSecret = sharedSecret as string
+      this.#refusePrivate(index, webhooks, at)
       destination = this.#build(index, webhooks)
     } catch (error) {
       throw isConfigError(error) ? invalid(error) : error
@@ -143,6 +147,17 @@ export class SourceSettings {
     this.#stored[index] = webhooks
     this.#apply(index, webhooks, destination)
     return { source: this.#view(index), persisted }
+  }
+
+  /** A URL that may not be reached from here (a private address, unless allowed) is a `ConfigError` naming it. */
+  #refusePrivate(index: number, webhooks: SourceWebhooksConfig, at: string): void {
+    webhooks.urls?.forEach((entry, i) => {
+      const url = (entry as Partial<WebhookUrlConfig> | undefined)?.url
+      const reason = typeof url === 'string' ? this.#host.refuseUrl(index, url) : undefined
+      if (reason === undefined) return
+      const option = `${at}.urls[${i}].url`
+      throw new ConfigError(option, `Expected \`${option}\` to reach a public address; its host is ${reason}. ${ALLOW_PRIVATE}`)
+    })
   }
 
   /** Keeps `webhooks` in the store; `conditional`: only if no other process changed them (`saveIf`). */

@@ -23,6 +23,7 @@ export type HttpErrorCode =
   | 'AUDIENCE_BUSY'
   | 'CONFLICT'
   | 'CLOSED'
+  | 'TOO_MANY_ATTEMPTS'
   | 'INTERNAL'
 
 export interface HttpProblemOptions {

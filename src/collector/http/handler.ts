@@ -19,6 +19,21 @@ import { readBodyText } from './read-body.js'
 import { ADMIN_PATHS, buildRoutes, routePath } from './routes.js'
 import { describe } from '../../message/validate.js'
 
+const isAdminPath = (path: string) => ADMIN_PATHS.has(path) || path.startsWith('/v1/admin/')
+
+/**
+ * Every admin answer (the console's endpoints, /v1/deletions, /v1/audiences, /v1/stats): never
+ * kept by a cache, never sniffed as another type, and without CORS headers, so no other origin's
+ * page reads one (the console is served by the collector itself: same origin). Their preflight
+ * is not answered either: it goes to the endpoint, which refuses it (401 without the token).
+ */
+const ADMIN_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
+
+function adminAnswer(response: Response): Response {
+  for (const [name, value] of Object.entries(ADMIN_HEADERS)) response.headers.set(name, value)
+  return response
+}
+
 export interface HandlerContext {
   ingest: Ingest
   admin: AdminContext | undefined
@@ -61,39 +76,37 @@ export function createHandler(context: HandlerContext): CollectorCore {
 
   return async function answer(request, full) {
     context.tally.request()
+    let path = '/'
     try {
-      const path = routePath(request.url)
+      path = routePath(request.url)
       const page = routeConsole(request, path, context.console, full)
-      if (page !== undefined) return await page
+      if (page !== undefined) return path.startsWith('/v1/admin/') ? adminAnswer(await page) : await page
       const route = routes.get(path)
       if (route === undefined) {
         // Without an admin token the admin endpoints do not exist; say how to enable them.
-        const admin = context.admin === undefined && (ADMIN_PATHS.has(path) || path.startsWith('/v1/admin/'))
+        const admin = context.admin === undefined && isAdminPath(path)
         throw notFound(path, admin ? `No endpoint at ${path}: the admin endpoints are enabled by an admin token (\`adminToken\`, \`--admin-token\`).` : undefined)
       }
-      if (request.method === 'OPTIONS') return preflight(request)
+      if (request.method === 'OPTIONS' && route.kind !== 'admin') return preflight(request)
       const method = route.kind === 'admin' && route.method ? route.method : 'POST'
-      if (request.method !== method) throw methodNotAllowed(request.method, path, `${method}, OPTIONS`)
+      if (request.method !== method) throw methodNotAllowed(request.method, path, route.kind === 'admin' ? method : `${method}, OPTIONS`)
       if (context.isClosed()) {
         throw retryLater('CLOSED', 'The collector is shutting down; retry later.')
       }
       if (route.kind !== 'metrics' && context.isStarting()) {
         throw retryLater('QUEUE_UNAVAILABLE', `The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s. Retry later.`)
       }
-      if (route.kind === 'admin') {
-        const response = await handleAdmin(route.name, full(), context.admin!)
-        for (const [name, value] of Object.entries(corsHeaders(request))) response.headers.set(name, value)
-        return response
-      }
+      if (route.kind === 'admin') return adminAnswer(await handleAdmin(route.name, full(), context.admin!))
       if (route.kind === 'metrics') return await metrics(request)
       return await context.ingest(route.body, request, { keyInQuery: route.keyInQuery === true })
     } catch (error) {
       const problem = toHttpProblem(error)
       context.tally.rejected()
       if (problem.code === 'INTERNAL') context.onError(error)
-      else context.log(`${request.method} ${maskUrl(request.url)} → ${problem.status} ${problem.code}: ${problem.message}`)
+      // A limited address's requests: logged once per address and window, by the guard (admin/guard.ts).
+      else if (problem.code !== 'TOO_MANY_ATTEMPTS') context.log(`${request.method} ${maskUrl(request.url)} → ${problem.status} ${problem.code}: ${problem.message}`)
       request.body?.cancel().catch(() => {})
-      return problem.toAnswer(corsHeaders(request))
+      return problem.toAnswer(context.admin !== undefined && isAdminPath(path) ? ADMIN_HEADERS : corsHeaders(request))
     }
   }
 }

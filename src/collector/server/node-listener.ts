@@ -17,6 +17,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { messageOf } from '../../errors.js'
 import { INGEST_MAX_BODY_BYTES } from '../../limits.js'
 import { coreOf, holdRequestBody, type CollectorCore, type RequestHead } from '../http/direct.js'
+import { markPeer } from '../http/client-address.js'
 import { JsonAnswer } from '../http/errors.js'
 import { guardReport } from '../guard-report.js'
 import { checkTarget } from './options.js'
@@ -122,7 +123,14 @@ function headOf(req: IncomingMessage, body: Uint8Array): RequestHead {
   }, body)
 }
 
+/** `req` as a web `Request`, marked with the socket's peer (limits kept per client address). */
 export function toRequest(req: IncomingMessage, heldBody?: Uint8Array): Request {
+  const request = webRequest(req, heldBody)
+  const peer = req.socket.remoteAddress
+  return peer === undefined ? request : markPeer(request, peer)
+}
+
+function webRequest(req: IncomingMessage, heldBody?: Uint8Array): Request {
   const url = urlOf(req)
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])

@@ -14,6 +14,7 @@
 import type { Socket } from 'node:net'
 import { guardReport } from '../guard-report.js'
 import { readinessOf } from '../http/readiness.js'
+import { plainHttpWarning, servesAdmin } from '../http/exposure.js'
 import { settlesWithin } from '../settles-within.js'
 import { createRequestListener, type FetchHandler } from './node-listener.js'
 import { checkTarget, resolveServerOptions } from './options.js'
@@ -147,6 +148,9 @@ export async function startServer(
   const address = server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.port
   const shownHost = host.includes(':') ? `[${host}]` : host
+  const url = `http://${shownHost}:${port}`
+  const warning = servesAdmin(typeof target === 'function' ? target : target.fetch) ? plainHttpWarning(host, url) : undefined
+  if (warning !== undefined) console.warn(warning)
   let closing: Promise<void> | undefined
 
   const close = (timeoutMs = 5_000) =>
@@ -162,7 +166,7 @@ export async function startServer(
       server.closeIdleConnections()
     }))
 
-  return { url: `http://${shownHost}:${port}`, host, port, server, close }
+  return { url, host, port, server, close }
 }
 
 import { nodeFetch as nodeHttpFetch } from '../../platform/node-http.js'

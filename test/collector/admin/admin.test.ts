@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createCollector, ValidationError } from '../../../src/collector/index.js'
 import { recordingFetch } from '../helpers.js'
 
-const TOKEN = 'admin-secret'
+const TOKEN = 'admin-secret-0123456789'
 
 /** Three sources: `web` and `app` forward (to their own URL), `batch` has no destination. */
 function setup(adminToken: string | null = TOKEN) {

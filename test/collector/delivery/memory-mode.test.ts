@@ -56,16 +56,16 @@ describe('de-duplication (memory)', () => {
 
 describe('GET /v1/stats (memory)', () => {
   it('answers this process’s figures, overall and per source, with the admin token only', async () => {
-    const { collector } = forwardingCollector({ adminToken: 'tok' })
+    const { collector } = forwardingCollector({ adminToken: 'admin-token-for-tests' })
     await collector.fetch(post({ batch: [track({ messageId: 'a' }), track({ messageId: 'a' })] }))
     await until(() => collector.stats().forwarded === 1, 'delivery')
-    const response = await collector.fetch(statsRequest('tok'))
+    const response = await collector.fetch(statsRequest('admin-token-for-tests'))
     expect(response.status).toBe(200)
     const body = await response.json()
     expect(body).toMatchObject({ scope: 'process', accepted: 2, deduplicated: 1, forwarded: 1, failed: 0, pending: 0, retrying: 0 })
     expect(body.sources.web).toMatchObject({ accepted: 2, deduplicated: 1, forwarded: 1 })
     expect((await collector.fetch(statsRequest())).status).toBe(401)
-    expect((await collector.fetch(statsRequest('tok', 'POST'))).status).toBe(405)
+    expect((await collector.fetch(statsRequest('admin-token-for-tests', 'POST'))).status).toBe(405)
   })
 })
 
@@ -96,7 +96,7 @@ describe('audience syncs take turns (memory)', () => {
   const audiences = (members: string[], audience = 'VIP') =>
     new Request('http://collector.test/v1/audiences', {
       method: 'POST',
-      headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json' },
       body: JSON.stringify({ source: 'web', audience, members }),
     })
 
@@ -106,7 +106,7 @@ describe('audience syncs take turns (memory)', () => {
     vi.useFakeTimers()
     let open!: () => void
     const gate = new Promise<void>((resolve) => (open = resolve))
-    const { collector, calls } = forwardingCollector({ maxPendingDeliveries: 50, adminToken: 'tok' }, async () => (await gate, new Response('ok')))
+    const { collector, calls } = forwardingCollector({ maxPendingDeliveries: 50, adminToken: 'admin-token-for-tests' }, async () => (await gate, new Response('ok')))
     const members = Array.from({ length: 400 }, (_, i) => `u${i}`)
     const first = await collector.syncAudience({ source: 'web', audience: 'VIP', members })
     const realTurn = () => new Promise((resolve) => realImmediate(resolve))

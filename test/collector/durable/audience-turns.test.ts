@@ -8,6 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createCollector, type Collector } from '../../../src/collector/index.js'
 import { handleAdmin } from '../../../src/collector/admin/endpoints.js'
+import { AdminGuard } from '../../../src/collector/admin/guard.js'
+import { createLogger } from '../../../src/logger.js'
 import { HttpProblem } from '../../../src/collector/http/errors.js'
 import { resolveQueue } from '../../../src/collector/queue-server.js'
 import { AudienceBusyError } from '../../../src/collector/index.js'
@@ -106,10 +108,10 @@ describe.each(QUEUE_SERVERS)('%s: turns among processes', (_name, start) => {
     await (await memberships.turn('web', 'Silver'))()
     const problem = await handleAdmin('audiences', new Request('http://collector/v1/audiences', {
       method: 'POST',
-      headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json' },
       body: JSON.stringify({ source: 'web', audience: 'Gold', members: ['u1'] }),
     }), {
-      adminToken: 'admin-token',
+      guard: new AdminGuard({ token: 'admin-token-for-tests', trustProxy: false, log: createLogger('analytics:collector', false) }),
       durable: true,
       deletion: () => { throw new Error('not called') },
       audience: () => memberships.turn('web', 'Gold').then(() => { throw new Error('not refused') }),

@@ -24,7 +24,7 @@ afterAll(async () => {
 
 it('with --queue, a settings change is kept in the queue server and the --config file is not written', async () => {
   const file = join(dir, 'collector.json')
-  const text = `${JSON.stringify({ sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/old' }] } }], adminToken: 'admin-token' }, null, 2)}\n`
+  const text = `${JSON.stringify({ sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/old' }] } }], adminToken: 'admin-token-for-tests', allowPrivateWebhookUrls: true }, null, 2)}\n`
   writeFileSync(file, text)
   const command = parseCommand(['collect', '--port', '0', '--config', file, '--queue', redis.url])
   if (command.kind !== 'collect') throw new Error('expected collect')
@@ -40,7 +40,7 @@ it('with --queue, a settings change is kept in the queue server and the --config
   await until(() => out.includes('Press Ctrl+C'), 'the collector to listen')
   expect(out).toContain(`console settings: kept in the queue server (${file} is not written)`)
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]
-  const headers = { authorization: 'Bearer admin-token', 'content-type': 'application/json' }
+  const headers = { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json' }
   const put = await fetch(`${url}/v1/admin/sources/web/webhooks`, { method: 'PUT', headers, body: JSON.stringify({ urls: [{ url: 'http://127.0.0.1:9/new' }] }) })
   expect(await put.json()).toMatchObject({ success: true, persisted: true })
   const sources = (await (await fetch(`${url}/v1/admin/sources`, { headers })).json()) as { settings: unknown }

@@ -121,7 +121,7 @@ describe('a request made while the collector is still starting', () => {
     return (library = createCollector({
       sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: 'http://127.0.0.1:9/hook' }] } }],
       queue,
-      adminToken: 'admin-token',
+      adminToken: 'admin-token-for-tests',
       onError: () => {},
     }))
   }
@@ -137,7 +137,7 @@ describe('a request made while the collector is still starting', () => {
 
   const admin = (path: string, body: unknown) => new Request(`http://collector${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token' },
+    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token-for-tests' },
     body: JSON.stringify(body),
   })
   /** A deletion and an audience sync, answered as ingest is while the queue server cannot be used. */
@@ -161,7 +161,7 @@ describe('a request made while the collector is still starting', () => {
       const collector = startedNow(redis.url)
       await Promise.all([
         answeredInTime(collector, batch(83_100)),
-        answeredInTime(collector, new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token' } })),
+        answeredInTime(collector, new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token-for-tests' } })),
         ...adminRequests().map((request) => answeredInTime(collector, request)),
       ])
     } finally {

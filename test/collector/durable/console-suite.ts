@@ -28,7 +28,7 @@ interface MessageRecord {
 function request(collector: CollectorProcess, path: string, init: { method?: string; body?: unknown; ifMatch?: string } = {}) {
   return fetch(`${collector.url}${path}`, {
     method: init.method ?? 'GET',
-    headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json', ...(init.ifMatch && { 'if-match': init.ifMatch }) },
+    headers: { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json', ...(init.ifMatch && { 'if-match': init.ifMatch }) },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
   })
 }

@@ -66,7 +66,7 @@ describe('the queue server goes away', () => {
       const reported = collector.stderr().split('\n').filter((line) => line.startsWith('collector error'))
       // So is GET /v1/stats (it was a 500 each time): bounded, and not reported again.
       for (let i = 0; i < 2; i++) {
-        const stats = await fetch(`${collector.url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
+        const stats = await fetch(`${collector.url}/v1/stats`, { headers: { authorization: 'Bearer admin-token-for-tests' } })
         expect([stats.status, stats.headers.get('retry-after')]).toEqual([503, '5'])
         expect(await stats.json()).toMatchObject({ error: { code: 'QUEUE_UNAVAILABLE' } })
       }

@@ -35,7 +35,7 @@ describe.each(QUEUE_SERVERS)('%s: job ids that started again', (_name, start) =>
       collector = createCollector({
         sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: receiver.url }], sharedSecret: SECRET } }],
         queue: server.url,
-        adminToken: 'admin-token',
+        adminToken: 'admin-token-for-tests',
         onError: () => {},
       })
       // The queue's first job: id "1" again. Its m-1 was claimed 24 h or less ago: a duplicate.
@@ -45,7 +45,7 @@ describe.each(QUEUE_SERVERS)('%s: job ids that started again', (_name, start) =>
         body: batchText(1, 3),
       }))
       expect(response.status).toBe(200)
-      const web = async () => ((await (await collector!.fetch(new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token' } }))).json()) as { sources: Record<string, Record<string, number>> }).sources.web
+      const web = async () => ((await (await collector!.fetch(new Request('http://collector/v1/stats', { headers: { authorization: 'Bearer admin-token-for-tests' } }))).json()) as { sources: Record<string, Record<string, number>> }).sources.web
       // All three settled, one way or the other.
       await until(async () => {
         const { forwarded = 0, deduplicated = 0 } = (await web()) ?? {}

@@ -99,7 +99,7 @@ export async function startCollector(env: Record<string, string>): Promise<Colle
     exited,
     stderr: () => stderr,
     async stats() {
-      const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token' } })
+      const response = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer admin-token-for-tests' } })
       return (await response.json()) as Record<string, number>
     },
     localStats() {
@@ -141,7 +141,7 @@ export async function send(url: string, body: string, path = '/v1/batch'): Promi
 export async function admin(url: string, path: string, body: unknown): Promise<Response> {
   return fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token' },
+    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-token-for-tests' },
     body: JSON.stringify(body),
   })
 }

@@ -147,7 +147,7 @@ describe('ingest with a source trackingPlan', () => {
     const receiver = recordingFetch()
     const accepted: AcceptedBatch[] = []
     const config = resolveConfig({
-      adminToken: 'admin-token',
+      adminToken: 'admin-token-for-tests',
       sources: [{
         writeKey: KEY,
         name: 'web',
@@ -179,7 +179,7 @@ describe('ingest with a source trackingPlan', () => {
     const { collector } = planned(trackingPlan())
     expect((await collector.fetch(post(batch))).status).toBe(200)
     await until(() => collector.stats().forwarded === 3, 'three deliveries')
-    const response = await collector.fetch(new Request('http://collector.test/v1/stats', { headers: { authorization: 'Bearer admin-token' } }))
+    const response = await collector.fetch(new Request('http://collector.test/v1/stats', { headers: { authorization: 'Bearer admin-token-for-tests' } }))
     expect(response.status).toBe(200)
     const body = await response.json()
     expect(body).toMatchObject({ accepted: 4, blocked: 1, skipped: 0, forwarded: 3 })
@@ -221,12 +221,12 @@ describe('ingest with a source trackingPlan', () => {
     const receiver = recordingFetch()
     const collector = createCollector({
       sources: [{ writeKey: KEY, name: 'web', trackingPlan: trackingPlan(), webhooks: { enabled: true, urls: [{ url: 'https://hooks.test/in' }] } }],
-      adminToken: 'admin-token',
+      adminToken: 'admin-token-for-tests',
       fetch: receiver.fetch,
     })
     expect((await collector.fetch(post(batch))).status).toBe(200)
     await until(() => collector.stats().forwarded === 3, 'three deliveries')
-    const response = await collector.fetch(new Request('http://collector.test/v1/admin/messages?source=web', { headers: { authorization: 'Bearer admin-token' } }))
+    const response = await collector.fetch(new Request('http://collector.test/v1/admin/messages?source=web', { headers: { authorization: 'Bearer admin-token-for-tests' } }))
     const { messages } = (await response.json()) as { messages: Array<{ message: { messageId: string }; delivery: { outcome: string; reason?: string } }> }
     const byId = Object.fromEntries(messages.map((m) => [m.message.messageId, m.delivery]))
     expect(byId['m-1']).toEqual({ outcome: 'blocked', reason: 'Event "Order Completed" does not match the tracking plan: properties.total must be number.', attempts: [] })

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createCollector, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
 import { KEY, basic, track } from '../helpers.js'
 
-const ADMIN = 'admin-token'
+const ADMIN = 'admin-token-for-tests'
 const good = JSON.stringify({ batch: [track()] })
 
 interface Case {
