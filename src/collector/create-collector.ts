@@ -237,7 +237,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const store = config.settings ?? (bus ? queueSettings(bus, onQueueError) : memorySettings)
   const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
   void settings.ready.then(settingsLoaded)
-  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ adminToken: config.adminToken!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, memberships: admin.memberships, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

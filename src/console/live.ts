@@ -8,6 +8,7 @@
  */
 import { api, ApiFailure, apiStream, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
 import { h } from './dom.js'
+import { whileBusy } from './guard.js'
 import { searchForm } from './search.js'
 
 export { AUDIENCE } from './search.js'
@@ -95,7 +96,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       ),
       toggle,
       delivery.outcome === 'failed'
-        ? h('button', { type: 'button', 'data-action': 'retry', onclick: () => void retry(record) }, `Retry delivery of ${label}`)
+        ? h('button', { type: 'button', 'data-action': 'retry', onclick: (event: Event) => void whileBusy(event.currentTarget as HTMLButtonElement, () => retry(record)) }, `Retry delivery of ${label}`)
         : null,
       expanded
         ? h('div', { id: detailsId, class: 'details' },

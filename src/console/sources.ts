@@ -8,6 +8,7 @@
  */
 import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
 import { h, replace, uid } from './dom.js'
+import { whileBusy } from './guard.js'
 
 interface UrlRow {
   url: HTMLInputElement
@@ -131,8 +132,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     else showError(form, formError, message)
   }
 
-  async function save(event: Event): Promise<void> {
-    event.preventDefault()
+  async function save(): Promise<void> {
     clearErrors(form)
     status.textContent = ''
     const urls: UrlSetting[] = []
@@ -172,7 +172,8 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
 
   // `novalidate`: the collector's rules speak (a URL without a scheme gets the config's message
   // next to the field), not the browser's own check of `type=url`.
-  const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => void save(event) },
+  const saveButton = h('button', { type: 'submit' }, 'Save settings')
+  const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => (event.preventDefault(), void whileBusy(saveButton, () => save())) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
     h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…, or a webhook token in the path) are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
@@ -181,7 +182,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     h('label', { for: secretInput.id }, 'New shared secret'), secretInput, secretError,
     h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
     formError,
-    h('button', { type: 'submit' }, 'Save settings'),
+    saveButton,
     status,
   )
   fill(source)

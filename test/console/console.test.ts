@@ -268,6 +268,7 @@ describe('the console', () => {
     const deletion = page.getByRole('form', { name: 'Deletion request' })
     await deletion.getByLabel('User id').fill('ada')
     await deletion.getByRole('button', { name: 'Request deletion' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete user "ada"' }).click()
     await eventually(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web. Deliveries are followed in Live events. Show deletion requests in Live events')
     await deletion.getByRole('button', { name: 'Show deletion requests in Live events' }).click()
     const erased = message('delete ada')

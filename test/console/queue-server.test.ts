@@ -1,7 +1,8 @@
 /**
  * The console in real Chromium with two collector processes (collector-process.mjs, on dist/)
  * sharing a real redis-server: a page on one process finds, by its search, the messages the other
- * accepted (as that process's console shows them, marked "via another collector").
+ * accepted (as that process's console shows them, marked "via another collector"); its
+ * confirmation of a sync names the members another process's sync left (kept in the server).
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -52,6 +53,30 @@ describe('the console with two collectors on Redis', () => {
       await eventually(() => items.count()).toBe(2)
       expect(await items.first().textContent()).toContain('ada · anonymous anon-ada')
       expect(await items.first().textContent()).toContain('via another collector')
+      await page.close()
+    } finally {
+      await receiver.close()
+    }
+  }, 60_000)
+
+  it("confirms a sync naming the members another process's sync left", async () => {
+    const receiver = await startReceiver(() => 200)
+    try {
+      const [a, b] = await Promise.all([server.collector({ WEBHOOK: receiver.url }), server.collector({ WEBHOOK: receiver.url })])
+      const synced = await fetch(`${a.url}/v1/audiences`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'web', audience: 'Power Users', members: ['ada', 'bob', 'cy'] }),
+      })
+      expect(synced.status).toBe(200)
+      const page = await signedIn(b)
+      const form = page.getByRole('form', { name: 'Audience sync' })
+      await form.getByLabel('Audience').fill('Power Users')
+      await form.getByLabel('Members').fill('cy')
+      await form.getByRole('button', { name: 'Sync audience' }).click()
+      expect(await page.getByRole('dialog').getByRole('paragraph').textContent()).toBe('This sync removes 2 members of "Power Users" ("ada" and "bob").')
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove 2 members' }).click()
+      await eventually(() => form.getByRole('status').textContent()).toMatch(/^Sent 2 payload\(s\) to web\./)
       await page.close()
     } finally {
       await receiver.close()

@@ -12,6 +12,8 @@
  * - `GET  /v1/admin/messages/{id}`             one of them
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
+ * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
+ *                                              (what the console's confirmation of a sync names)
  */
 import { requireBearer } from '../http/auth.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
@@ -31,6 +33,8 @@ export interface ConsoleContext {
   streams: MessageStreams
   /** Queues a failed message's delivery again; an `HttpProblem` (404, 409) says why it cannot. */
   retry(id: string): Promise<void>
+  /** The members of `audience` of source `source` as its last sync left them (`undefined`: never synced); an `HttpProblem` names an unknown source. */
+  members(source: string, audience: string): Promise<readonly string[] | undefined>
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -142,6 +146,16 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     // Filters are read (and a bad one refused) before the stream opens.
     const keep = filterOf(url)
     return context.streams.open((since) => messages(url, context.recorder, since, true, keep), cursorOf(url, context.recorder))
+  }
+  if (path === '/v1/admin/audiences') {
+    only('GET', request, path)
+    const [source, audience] = ['source', 'audience'].map((name) => {
+      const value = url.searchParams.get(name)
+      if (value === null || value.trim() === '') throw new HttpProblem(400, 'BAD_REQUEST', `Expected \`${name}\` to be a non-empty string, got ${value === null ? 'none' : JSON.stringify(value)}.`, { field: name })
+      return value
+    })
+    const members = await context.members(source, audience)
+    return jsonResponse(200, { source, audience, synced: members !== undefined, members: members ?? [] })
   }
   if (path === '/v1/admin/activity') {
     only('GET', request, path)
