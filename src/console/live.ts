@@ -55,7 +55,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     }
     render()
   })
-  const list = h('ol', { class: 'messages', 'aria-label': 'Messages' })
+  const list = h('ol', { class: 'messages', id: 'messages', 'aria-label': 'Messages', tabindex: -1 })
   /** The stream's trouble: hidden again by its next answer. */
   const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
   /** Why a retry by hand was refused: its own element, so that live updates do not hide it. */

@@ -52,25 +52,37 @@ function signingIn(token: HTMLInputElement, error: HTMLElement): Promise<void> {
   )
 }
 
+/** The signed-in page; focus starts on its first heading, so a keyboard user begins at the top. */
 function show(answer: SourcesAnswer): void {
   const live = liveView()
   const chart = activityChart()
+  // Signing out (or being signed out) forgets the token: it is only ever held in memory.
+  const stop = () => {
+    whenRefused(undefined)
+    live.stop()
+    chart.stop()
+    setToken('')
+  }
+  const heading = h('h2', { id: 'sources-heading', tabindex: -1 }, 'Sources and the Webhooks destination')
   replace(root,
+    h('nav', { 'aria-label': 'Console', class: 'bar' },
+      h('button', { type: 'button', onclick: () => (stop(), signIn('Signed out.')) }, 'Sign out')),
     h('section', { 'aria-labelledby': 'sources-heading' },
-      h('h2', { id: 'sources-heading' }, 'Sources and the Webhooks destination'),
+      heading,
+      // Right after the heading focus starts on: one Tab, then Enter, passes every form.
+      h('a', { href: '#messages', class: 'skip' }, 'Skip to messages'),
       ...answer.sources.map((source, index) => sourcePanel(source, index, answer.settings))),
     chart.element,
     live.element,
     actionsView(answer.sources, live.show),
   )
   whenRefused(() => {
-    live.stop()
-    chart.stop()
-    setToken('')
+    stop()
     signIn('Signed out: the collector no longer accepts this admin token (restarted with another one?). Sign in again.')
   })
   live.start()
   chart.start()
+  heading.focus()
 }
 
 signIn()

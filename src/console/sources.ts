@@ -77,8 +77,15 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
       h('legend', {}, `URL ${i + 1}`),
       h('label', { for: row.url.id }, `URL ${i + 1}`), row.url, row.urlError,
       h('label', { for: row.headers.id }, `Headers for URL ${i + 1}`), row.headers, row.headersError,
-      h('button', { type: 'button', onclick: () => (rows.splice(i, 1), renderRows()) }, `Remove URL ${i + 1}`),
+      h('button', { type: 'button', onclick: () => removeRow(i) }, `Remove URL ${i + 1}`),
     )))
+  }
+
+  /** Removes URL `i + 1`; focus goes to the URL field before it, or to "Add URL" when none is. */
+  function removeRow(i: number): void {
+    rows.splice(i, 1)
+    renderRows()
+    ;(rows[i - 1]?.url ?? addButton).focus()
   }
 
   function addRow(setting: UrlSetting = { url: '' }): void {
@@ -170,6 +177,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     }
   }
 
+  const addButton = h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL')
   // `novalidate`: the collector's rules speak (a URL without a scheme gets the config's message
   // next to the field), not the browser's own check of `type=url`.
   const saveButton = h('button', { type: 'submit' }, 'Save settings')
@@ -177,7 +185,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
     h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…, or a webhook token in the path) are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
-    h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
+    addButton,
     h('p', {}, 'Shared secret: ', secretShown),
     h('label', { for: secretInput.id }, 'New shared secret'), secretInput, secretError,
     h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
