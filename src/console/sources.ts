@@ -9,6 +9,7 @@
 import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
 import { h, replace, uid } from './dom.js'
 import { whileBusy } from './guard.js'
+import { speak } from './labels.js'
 
 interface UrlRow {
   url: HTMLInputElement
@@ -49,7 +50,7 @@ function fieldError(): HTMLElement {
 }
 
 function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement, error: HTMLElement, message: string): void {
-  error.textContent = message
+  error.textContent = speak(message)
   error.hidden = false
   target.setAttribute('aria-invalid', 'true')
   target.setAttribute('aria-describedby', error.id)
@@ -64,6 +65,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
   const listError = fieldError()
   const enabled = h('input', { type: 'checkbox', id: uid('enabled') })
   const secretShown = h('span', {})
+  const secretHelp = uid('secret-help')
   const secretInput = h('input', { type: 'password', id: uid('secret'), autocomplete: 'off' })
   const removeSecret = h('input', { type: 'checkbox', id: uid('nosecret') })
   const secretError = fieldError()
@@ -188,6 +190,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     addButton,
     h('p', {}, 'Shared secret: ', secretShown),
     h('label', { for: secretInput.id }, 'New shared secret'), secretInput, secretError,
+    h('p', { class: 'muted', id: secretHelp }, 'With a shared secret, every delivery carries X-Signature: the hex HMAC-SHA1 of the raw request body, keyed with the secret. A receiver verifies it with verifySignature from isomorphic-analytics/webhooks (on the raw body, before parsing it).'),
     h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
     formError,
     saveButton,
