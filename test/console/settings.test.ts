@@ -4,7 +4,7 @@
  * settings as they are now, instead of undoing the other's); a header given twice and a URL
  * without a scheme get the config's own message next to the field (named by its label, as is a
  * header with a control character); the shared secret's line says what it signs; a new save
- * clears the status of the last.
+ * clears the status of the last; header values stay when only the URL changes.
  */
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
@@ -134,6 +134,29 @@ describe('the settings forms', () => {
     await eventually(() => errorOf(page, url)).toBe(expected.replace('`sources[0].webhooks.urls[0].url`', '"URL 1"'))
     expect(await source(page).getByRole('status').textContent()).toBe('')
     expect((await settings()).urls[0].url).toBe(HOOK)
+    await page.close()
+    expect(ui.pageErrors).toEqual([])
+  })
+
+  it('keeps header values when only the URL changes (within its origin): no retyping', async () => {
+    const page = await ui.signedIn()
+    const url = source(page).getByLabel('URL 1', { exact: true })
+    const headers = source(page).getByLabel('Headers for URL 1')
+    const save = async () => {
+      await source(page).getByRole('button', { name: 'Save settings' }).click()
+      await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
+    }
+    await headers.fill('X-Team: team-credential-1234')
+    await save()
+    expect(await headers.inputValue()).toBe('X-Team: ••••1234')
+    await url.fill(`${HOOK}/v2`)
+    await save()
+    // The value kept is the one typed (a mask is never stored: it would not end in its last four).
+    expect((await settings()).urls[0]).toEqual({ url: `${HOOK}/v2`, headers: { 'X-Team': '••••1234' } })
+    await url.fill(HOOK)
+    await headers.fill('')
+    await save()
+    expect((await settings()).urls[0]).toEqual({ url: HOOK })
     await page.close()
     expect(ui.pageErrors).toEqual([])
   })
