@@ -241,7 +241,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   void settings.ready.then(settingsLoaded)
   // One limit on wrong admin tokens for every admin endpoint, the console's included.
   const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
-  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, memberships: admin.memberships, ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

@@ -1,9 +1,12 @@
 /**
  * Audience syncs and deletion requests, through `POST /v1/audiences` and `POST /v1/deletions`.
- * Their payloads' deliveries are in the live view, which a button after each request shows.
+ * Their payloads' deliveries are in the live view, which a button after each request shows. A
+ * deletion, a sync that removes members and a sync with an empty Members box are sent only once
+ * confirmed, in words that name what they do; a form's button is disabled while its request runs.
  */
 import { api, ApiFailure, type SourceView } from './api.js'
 import { h, replace, uid, type Child } from './dom.js'
+import { confirmed, counted, someOf, whileBusy } from './guard.js'
 import { AUDIENCE } from './live.js'
 
 function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement): HTMLElement[] {
@@ -11,20 +14,57 @@ function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | 
   return [h('label', { for: control.id }, label), control]
 }
 
-function actionForm(title: string, submit: string, controls: HTMLElement[], send: () => Promise<Child[]>): HTMLElement {
+/** A form whose `send` resolves to what to say, or to `undefined` when it was not confirmed. */
+function actionForm(title: string, submit: string, controls: HTMLElement[], send: () => Promise<Child[] | undefined>): HTMLElement {
   const status = h('p', { role: 'status', class: 'status' })
-  const onsubmit = async (event: Event) => {
+  const button = h('button', { type: 'submit' }, submit)
+  const onsubmit = (event: Event) => {
     event.preventDefault()
-    status.textContent = ''
-    try {
-      replace(status, ...(await send()))
-    } catch (error) {
-      if (!(error instanceof ApiFailure)) throw error
-      status.textContent = error.problem.message
-    }
+    void whileBusy(button, async () => {
+      status.textContent = ''
+      try {
+        const said = await send()
+        if (said === undefined) status.textContent = 'Not sent.'
+        else replace(status, ...said)
+      } catch (error) {
+        if (!(error instanceof ApiFailure)) throw error
+        status.textContent = error.problem.message
+      }
+    })
   }
-  return h('form', { 'aria-label': title, onsubmit: (event: Event) => void onsubmit(event) },
-    h('h3', {}, title), ...controls, h('button', { type: 'submit' }, submit), status)
+  return h('form', { 'aria-label': title, onsubmit }, h('h3', {}, title), ...controls, button, status)
+}
+
+/**
+ * Whether to send a sync of `audience` with `members`: at once when it removes nobody; else once
+ * confirmed, naming whom it removes (from the membership its last sync left). An empty Members
+ * box always asks.
+ */
+async function syncConfirmed(source: string, audience: string, members: string[]): Promise<boolean> {
+  const query = new URLSearchParams({ source, audience })
+  const now = await api<{ synced: boolean; members: string[] }>(`v1/admin/audiences?${query}`)
+  const kept = new Set(members)
+  const removed = now.members.filter((m) => !kept.has(m))
+  const added = members.length - (now.members.length - removed.length)
+  const name = JSON.stringify(audience)
+  if (members.length === 0) {
+    return confirmed(removed.length > 0
+      ? `The Members box is empty: this sync removes all ${counted(removed.length, 'member')} of ${name} (${someOf(removed)}).`
+      : `The Members box is empty: this sync sends nothing, and ${name} ${now.synced ? 'stays' : 'is remembered as'} empty.`,
+    removed.length > 0 ? `Remove all ${counted(removed.length, 'member')}` : 'Sync an empty audience')
+  }
+  if (removed.length === 0) return true
+  return confirmed(
+    `This sync removes ${counted(removed.length, 'member')} of ${name} (${someOf(removed)})${added > 0 ? ` and adds ${added}` : ''}.`,
+    `Remove ${counted(removed.length, 'member')}`)
+}
+
+/** Whether to ask the receivers of the sources forwarding to webhooks now to delete `userId`'s data. */
+async function deletionConfirmed(userId: string): Promise<boolean> {
+  const { sources } = await api<{ sources: SourceView[] }>('v1/admin/sources')
+  const forwarding = sources.filter((s) => s.webhooks.enabled).map((s) => s.name)
+  const whom = forwarding.length > 0 ? `the webhook receivers of ${someOf(forwarding, 10)}` : 'no receiver (no source forwards to webhooks now)'
+  return confirmed(`This asks ${whom} to delete everything they hold about user ${JSON.stringify(userId)}. It cannot be undone.`, `Delete user ${JSON.stringify(userId)}`)
 }
 
 /** How many payloads of one audience sync the collector's record follows (src/collector/admin/dispatch.ts). */
@@ -46,12 +86,16 @@ export function actionsView(sources: SourceView[], show: (type: string) => void)
   const userId = h('input', { type: 'text', required: true })
   const audienceForm = actionForm('Audience sync', 'Sync audience',
     [...field('Source', source), ...field('Audience', audience), ...field('Members', members)],
-    async () => sent(await api('v1/audiences', {
-      method: 'POST',
-      body: { source: source.value, audience: audience.value, members: members.value.split('\n').map((m) => m.trim()).filter(Boolean) },
-    }), 'audience syncs', AUDIENCE, show))
+    async () => {
+      const body = { source: source.value, audience: audience.value, members: [...new Set(members.value.split('\n').map((m) => m.trim()).filter(Boolean))] }
+      if (body.audience.trim() !== '' && !(await syncConfirmed(body.source, body.audience, body.members))) return undefined
+      return sent(await api('v1/audiences', { method: 'POST', body }), 'audience syncs', AUDIENCE, show)
+    })
   const deletionForm = actionForm('Deletion request', 'Request deletion', field('User id', userId),
-    async () => sent(await api('v1/deletions', { method: 'POST', body: { userId: userId.value } }), 'deletion requests', 'delete', show))
+    async () => {
+      if (userId.value.trim() !== '' && !(await deletionConfirmed(userId.value))) return undefined
+      return sent(await api('v1/deletions', { method: 'POST', body: { userId: userId.value } }), 'deletion requests', 'delete', show)
+    })
   return h('section', { 'aria-labelledby': 'actions-heading', class: 'actions' },
     h('h2', { id: 'actions-heading' }, 'Audiences and deletions'), audienceForm, deletionForm)
 }

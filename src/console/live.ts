@@ -1,19 +1,20 @@
 /**
- * The live view (the debugger): messages as they arrive, newest first, filtered by type and
- * event name, each with its raw JSON on demand and its deliveries (each attempt's outcome per
- * URL, the next retry, the outcome); a failed delivery can be retried. The payloads of deletion
- * requests (type `delete`) and audience syncs (identifies named after the audience) are listed
- * the same way, marked as such. It follows the collector's event stream of records changed since
- * the last one it has.
+ * The live view (the debugger): messages as they arrive, newest first, searched by type, event
+ * name, user, anonymous id and outcome (search.ts), each with its raw JSON on demand and its
+ * deliveries (each attempt's outcome per URL, the next retry, the outcome); a failed delivery can
+ * be retried. The payloads of deletion requests (type `delete`) and audience syncs (identifies
+ * named after the audience) are listed the same way, marked as such. It follows the collector's
+ * event stream of records changed since the last one it has.
  */
 import { api, ApiFailure, apiStream, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
-import { h, replace, uid } from './dom.js'
+import { h } from './dom.js'
+import { whileBusy } from './guard.js'
+import { searchForm } from './search.js'
 
-const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias', 'delete']
-/** The type filter's choice for an audience sync's identifies. */
-export const AUDIENCE = 'audience'
+export { AUDIENCE } from './search.js'
 const ORIGINS = { deletion: 'deletion request', audience: 'audience sync' }
-const SHOWN = 200
+/** Records listed at most (the newest that match), and kept: the collector's own record holds 500. */
+const SHOWN = 500
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString()
 
@@ -44,10 +45,17 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
   let version = 0
   /** The collector process the records come from ('' until the first answer). */
   let boot = ''
-  const typeFilter = h('select', { id: uid('type') },
-    h('option', { value: '' }, 'All types'), ...TYPES.map((t) => h('option', { value: t }, t)), h('option', { value: AUDIENCE }, ORIGINS.audience))
-  const nameFilter = h('input', { type: 'search', id: uid('name') })
-  const list = h('ol', { class: 'messages', 'aria-label': 'Messages' })
+  /** Records a search found that the page would otherwise drop (they are older than its newest). */
+  let found = new Set<string>()
+  const search = searchForm(() => render(), (messages) => {
+    found = new Set(messages.map((r) => r.id))
+    for (const record of messages) {
+      const known = records.get(record.id)
+      if (known === undefined || known.version < record.version) records.set(record.id, record)
+    }
+    render()
+  })
+  const list = h('ol', { class: 'messages', id: 'messages', 'aria-label': 'Messages', tabindex: -1 })
   /** The stream's trouble: hidden again by its next answer. */
   const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
   /** Why a retry by hand was refused: its own element, so that live updates do not hide it. */
@@ -82,13 +90,13 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       h('p', { class: 'summary' },
         h('span', { class: 'type' }, record.type), ' ',
         h('strong', { class: 'name' }, record.name ?? ''), ' ',
-        h('span', { class: 'muted' }, `${record.source} · ${record.userId ?? ''} · ${time(record.receivedAt)}${record.origin ? ` · ${ORIGINS[record.origin]}` : ''}${record.remote ? ' · via another collector' : ''}`), ' ',
+        h('span', { class: 'muted' }, `${[record.source, record.userId, record.anonymousId && `anonymous ${record.anonymousId}`].filter(Boolean).join(' · ')} · ${time(record.receivedAt)}${record.origin ? ` · ${ORIGINS[record.origin]}` : ''}${record.remote ? ' · via another collector' : ''}`), ' ',
         h('span', { class: 'outcome' }, outcome),
         delivery.nextRetryAt ? h('span', { class: 'muted' }, ` · next retry ${time(delivery.nextRetryAt)}`) : null,
       ),
       toggle,
       delivery.outcome === 'failed'
-        ? h('button', { type: 'button', 'data-action': 'retry', onclick: () => void retry(record) }, `Retry delivery of ${label}`)
+        ? h('button', { type: 'button', 'data-action': 'retry', onclick: (event: Event) => void whileBusy(event.currentTarget as HTMLButtonElement, () => retry(record)) }, `Retry delivery of ${label}`)
         : null,
       expanded
         ? h('div', { id: detailsId, class: 'details' },
@@ -99,37 +107,42 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     )
   }
 
+  /** Shown when no record is: its own element, so that the list holds items only. */
+  const empty = h('p', { class: 'muted' }, 'No messages yet.')
+
+  /**
+   * Lists the newest `SHOWN` records that match the search. Items are kept, keyed by record, and
+   * one that does not match is hidden, not removed: a keystroke in the search only hides and shows
+   * items (none is rebuilt), and a keyboard user's focus (and a text selection in raw JSON)
+   * survives updates to other records. An item is built when its record is first shown, and
+   * rebuilt when its record changed; focus then moves to the same button of its new item.
+   */
   function render(): void {
-    const type = typeFilter.value
-    const name = nameFilter.value.trim().toLowerCase()
-    const shown = [...records.values()]
-      .filter((r) => (type === '' || (type === AUDIENCE ? r.origin === AUDIENCE : r.type === type)) && (name === '' || (r.name ?? '').toLowerCase().includes(name)))
-      .sort((a, b) => Number(b.id) - Number(a.id))
-      .slice(0, SHOWN)
-    if (shown.length === 0) {
-      items = new Map()
-      replace(list, h('li', { class: 'muted' }, 'No messages yet.'))
-      return
-    }
-    // Items are updated in place, keyed by record: a keyboard user's focus (and a text selection
-    // in raw JSON) survives updates to other records. A changed record's item is rebuilt, and
-    // focus moves to the same button of its new item.
+    const ordered = [...records.values()].sort((a, b) => Number(b.id) - Number(a.id))
     const active = document.activeElement
     let refocus: { element: HTMLElement; action: string } | undefined
     const next = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
-    const elements = shown.map((record) => {
+    const elements: HTMLElement[] = []
+    let count = 0
+    for (const record of ordered) {
+      const visible = count < SHOWN && search.matches(record)
+      if (visible) count++
       const expanded = open.has(record.id)
-      const known = items.get(record.id)
-      if (known && known.version === record.version && known.expanded === expanded) {
-        next.set(record.id, known)
-        return known.element
+      let known = items.get(record.id)
+      if (visible && !(known && known.version === record.version && known.expanded === expanded)) {
+        const element = item(record)
+        if (known && active instanceof HTMLElement && known.element.contains(active)) refocus = { element, action: active.dataset.action ?? 'details' }
+        known = { version: record.version, expanded, element }
       }
-      const element = item(record)
-      if (known && active instanceof HTMLElement && known.element.contains(active)) refocus = { element, action: active.dataset.action ?? 'details' }
-      next.set(record.id, { version: record.version, expanded, element })
-      return element
-    })
+      // Never shown yet: built when it is.
+      if (known === undefined) continue
+      if (known.element.hidden === visible) known.element.hidden = !visible
+      next.set(record.id, known)
+      elements.push(known.element)
+    }
     items = next
+    empty.textContent = records.size === 0 ? 'No messages yet.' : 'No message matches the search.'
+    empty.hidden = count > 0
     const kept = new Set<Element>(elements)
     for (const child of [...list.children]) if (!kept.has(child)) child.remove()
     // Insert each item before the first one that follows it; items already in place do not move.
@@ -150,13 +163,14 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     const restarted = boot !== '' && answer.boot !== boot
     if (restarted) {
       records.clear()
+      found = new Set()
       // Its ids and versions repeat the old ones: no item on the page may stand for a new record.
       items = new Map()
     }
     for (const record of answer.messages) records.set(record.id, record)
-    // The collector keeps a bounded history: forget what it no longer has.
-    const ids = [...records.keys()].sort((a, b) => Number(a) - Number(b))
-    for (const id of ids.slice(0, Math.max(0, ids.length - 1000))) records.delete(id)
+    // The collector keeps a bounded history: forget what it no longer has (but what a search found).
+    const ids = [...records.keys()].filter((id) => !found.has(id)).sort((a, b) => Number(a) - Number(b))
+    for (const id of ids.slice(0, Math.max(0, ids.length - SHOWN))) records.delete(id)
     if (answer.messages.length > 0 || boot === '' || restarted) render()
     version = answer.version
     boot = answer.boot
@@ -182,16 +196,13 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     }
   }
 
-  typeFilter.addEventListener('change', render)
-  nameFilter.addEventListener('input', render)
   const element = h('section', { 'aria-labelledby': 'live-heading' },
     h('h2', { id: 'live-heading' }, 'Live events'),
-    h('p', { class: 'filters' },
-      h('label', { for: typeFilter.id }, 'Type'), typeFilter,
-      h('label', { for: nameFilter.id }, 'Event name'), nameFilter),
+    search.element,
     problem,
     retryProblem,
     list,
+    empty,
   )
   return {
     element,
@@ -200,13 +211,9 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     },
     stop() {
       stopping.abort()
+      search.stop()
     },
-    /** Shows the records of one type (or `AUDIENCE`), and brings the filter into view. */
-    show(type) {
-      typeFilter.value = type
-      nameFilter.value = ''
-      render()
-      typeFilter.focus()
-    },
+    /** Shows the records of one type (or `AUDIENCE`), and brings the search into view. */
+    show: search.only,
   }
 }

@@ -9,6 +9,7 @@ import { actionsView } from './actions.js'
 import { api, ApiFailure, setToken, whenRefused, type SourcesAnswer } from './api.js'
 import { activityChart } from './chart.js'
 import { h, replace } from './dom.js'
+import { whileBusy } from './guard.js'
 import { liveView } from './live.js'
 import { sourcePanel } from './sources.js'
 
@@ -18,50 +19,70 @@ const root = document.getElementById('console')!
 function signIn(notice = ''): void {
   const token = h('input', { type: 'password', id: 'token', autocomplete: 'current-password', required: true })
   const error = h('p', { role: 'alert', class: 'field-error' }, notice)
+  const button = h('button', { type: 'submit' }, 'Sign in')
   const form = h('form', { 'aria-label': 'Sign in', class: 'sign-in' },
     h('h2', {}, 'Sign in'),
     h('label', { for: 'token' }, 'Admin token'), token,
-    h('button', { type: 'submit' }, 'Sign in'),
+    button,
     error,
   )
   form.addEventListener('submit', (event) => {
     event.preventDefault()
-    setToken(token.value)
-    api<SourcesAnswer>('v1/admin/sources').then(
-      (answer) => show(answer),
-      (failure: unknown) => {
-        setToken('')
-        error.textContent = failure instanceof ApiFailure && failure.problem.status === 401
-          ? 'Wrong admin token.'
-          : (failure as Error).message
-        token.setAttribute('aria-invalid', 'true')
-        token.focus()
-      },
-    )
+    void whileBusy(button, () => {
+      setToken(token.value)
+      return signingIn(token, error)
+    })
   })
   replace(root, form)
   token.focus()
 }
 
+/** Signs in with the token typed; a refusal is said next to it. */
+function signingIn(token: HTMLInputElement, error: HTMLElement): Promise<void> {
+  return api<SourcesAnswer>('v1/admin/sources').then(
+    (answer) => show(answer),
+    (failure: unknown) => {
+      setToken('')
+      error.textContent = failure instanceof ApiFailure && failure.problem.status === 401
+        ? 'Wrong admin token.'
+        : (failure as Error).message
+      token.setAttribute('aria-invalid', 'true')
+      token.focus()
+    },
+  )
+}
+
+/** The signed-in page; focus starts on its first heading, so a keyboard user begins at the top. */
 function show(answer: SourcesAnswer): void {
   const live = liveView()
   const chart = activityChart()
+  // Signing out (or being signed out) forgets the token: it is only ever held in memory.
+  const stop = () => {
+    whenRefused(undefined)
+    live.stop()
+    chart.stop()
+    setToken('')
+  }
+  const heading = h('h2', { id: 'sources-heading', tabindex: -1 }, 'Sources and the Webhooks destination')
   replace(root,
+    h('nav', { 'aria-label': 'Console', class: 'bar' },
+      h('button', { type: 'button', onclick: () => (stop(), signIn('Signed out.')) }, 'Sign out')),
     h('section', { 'aria-labelledby': 'sources-heading' },
-      h('h2', { id: 'sources-heading' }, 'Sources and the Webhooks destination'),
+      heading,
+      // Right after the heading focus starts on: one Tab, then Enter, passes every form.
+      h('a', { href: '#messages', class: 'skip' }, 'Skip to messages'),
       ...answer.sources.map((source, index) => sourcePanel(source, index, answer.settings))),
     chart.element,
     live.element,
     actionsView(answer.sources, live.show),
   )
   whenRefused(() => {
-    live.stop()
-    chart.stop()
-    setToken('')
+    stop()
     signIn('Signed out: the collector no longer accepts this admin token (restarted with another one?). Sign in again.')
   })
   live.start()
   chart.start()
+  heading.focus()
 }
 
 signIn()

@@ -8,6 +8,8 @@
  */
 import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting } from './api.js'
 import { h, replace, uid } from './dom.js'
+import { whileBusy } from './guard.js'
+import { speak } from './labels.js'
 
 interface UrlRow {
   url: HTMLInputElement
@@ -48,7 +50,7 @@ function fieldError(): HTMLElement {
 }
 
 function showError(target: HTMLInputElement | HTMLTextAreaElement | HTMLElement, error: HTMLElement, message: string): void {
-  error.textContent = message
+  error.textContent = speak(message)
   error.hidden = false
   target.setAttribute('aria-invalid', 'true')
   target.setAttribute('aria-describedby', error.id)
@@ -63,6 +65,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
   const listError = fieldError()
   const enabled = h('input', { type: 'checkbox', id: uid('enabled') })
   const secretShown = h('span', {})
+  const secretHelp = uid('secret-help')
   const secretInput = h('input', { type: 'password', id: uid('secret'), autocomplete: 'off' })
   const removeSecret = h('input', { type: 'checkbox', id: uid('nosecret') })
   const secretError = fieldError()
@@ -76,8 +79,15 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
       h('legend', {}, `URL ${i + 1}`),
       h('label', { for: row.url.id }, `URL ${i + 1}`), row.url, row.urlError,
       h('label', { for: row.headers.id }, `Headers for URL ${i + 1}`), row.headers, row.headersError,
-      h('button', { type: 'button', onclick: () => (rows.splice(i, 1), renderRows()) }, `Remove URL ${i + 1}`),
+      h('button', { type: 'button', onclick: () => removeRow(i) }, `Remove URL ${i + 1}`),
     )))
+  }
+
+  /** Removes URL `i + 1`; focus goes to the URL field before it, or to "Add URL" when none is. */
+  function removeRow(i: number): void {
+    rows.splice(i, 1)
+    renderRows()
+    ;(rows[i - 1]?.url ?? addButton).focus()
   }
 
   function addRow(setting: UrlSetting = { url: '' }): void {
@@ -131,8 +141,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     else showError(form, formError, message)
   }
 
-  async function save(event: Event): Promise<void> {
-    event.preventDefault()
+  async function save(): Promise<void> {
     clearErrors(form)
     status.textContent = ''
     const urls: UrlSetting[] = []
@@ -170,18 +179,21 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     }
   }
 
+  const addButton = h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL')
   // `novalidate`: the collector's rules speak (a URL without a scheme gets the config's message
   // next to the field), not the browser's own check of `type=url`.
-  const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => void save(event) },
+  const saveButton = h('button', { type: 'submit' }, 'Save settings')
+  const form: HTMLFormElement = h('form', { class: 'settings', novalidate: true, onsubmit: (event: Event) => (event.preventDefault(), void whileBusy(saveButton, () => save())) },
     h('p', { class: 'toggle' }, enabled, h('label', { for: enabled.id }, 'Forward to webhooks')),
     h('p', { class: 'muted' }, 'Header values and the credentials in URLs (?token=…, or a webhook token in the path) are shown masked: leave one as it is to keep it, or type a new value.'),
     list, listError,
-    h('button', { type: 'button', onclick: () => (addRow(), renderRows()) }, 'Add URL'),
+    addButton,
     h('p', {}, 'Shared secret: ', secretShown),
     h('label', { for: secretInput.id }, 'New shared secret'), secretInput, secretError,
+    h('p', { class: 'muted', id: secretHelp }, 'With a shared secret, every delivery carries X-Signature: the hex HMAC-SHA1 of the raw request body, keyed with the secret. A receiver verifies it with verifySignature from isomorphic-analytics/webhooks (on the raw body, before parsing it).'),
     h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
     formError,
-    h('button', { type: 'submit' }, 'Save settings'),
+    saveButton,
     status,
   )
   fill(source)

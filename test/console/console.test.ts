@@ -1,8 +1,8 @@
 /**
  * The console in real Chromium (Debian's, through playwright-core), driven by role and label
  * against a real collector on a loopback port: a wrong token is refused (and the token is never
- * in a URL); sign in; invalid settings show the config's error next to the field and change
- * nothing; two URLs with a header and a secret, toggled on; events sent by a real `Client` appear
+ * in a URL); sign in; invalid settings show the config's error next to the field (named by its
+ * label) and change nothing; two URLs with a header and a secret, toggled on; events sent by a real `Client` appear
  * live (one event stream) and are delivered signed (the receiver verifies the signature); header
  * values shown masked, kept by a save that leaves them and replaced by a new one; an
  * event named like markup (an `<img onerror>`, a `<script>`) is shown as text and never run; a
@@ -111,7 +111,8 @@ describe('the console', () => {
     const field = source().getByLabel('URL 1', { exact: true })
     await eventually(() => field.getAttribute('aria-invalid')).toBe('true')
     const describedBy = await field.getAttribute('aria-describedby')
-    expect(await page.locator(`#${describedBy}`).textContent()).toBe(expected)
+    // The config's message, naming the field by its label on the page rather than its config path.
+    expect(await page.locator(`#${describedBy}`).textContent()).toBe(expected.replace('`sources[0].webhooks.urls[0].url`', '"URL 1"'))
     expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
 
     // Six URLs: the config's error, next to the list of URLs.
@@ -125,7 +126,7 @@ describe('the console', () => {
     await source().getByRole('button', { name: 'Save settings' }).click()
     await eventually(() => source().locator('.urls[aria-invalid="true"]').count()).toBe(1)
     const listError = await source().locator('.urls').getAttribute('aria-describedby')
-    expect(await page.locator(`#${listError}`).textContent()).toBe(tooMany)
+    expect(await page.locator(`#${listError}`).textContent()).toBe(tooMany.replace('`sources[0].webhooks.urls`', '"the URLs"'))
     expect(await source().getByLabel('URL 1', { exact: true }).getAttribute('aria-invalid')).toBeNull()
     expect(await adminGet('/v1/admin/sources')).toMatchObject({ sources: [{ name: 'web', webhooks: { enabled: false, urls: [] } }] })
     for (let i = 6; i > 1; i--) await source().getByRole('button', { name: `Remove URL ${i}` }).click()
@@ -268,6 +269,7 @@ describe('the console', () => {
     const deletion = page.getByRole('form', { name: 'Deletion request' })
     await deletion.getByLabel('User id').fill('ada')
     await deletion.getByRole('button', { name: 'Request deletion' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete user "ada"' }).click()
     await eventually(() => deletion.getByRole('status').textContent()).toBe('Sent 1 payload(s) to web. Deliveries are followed in Live events. Show deletion requests in Live events')
     await deletion.getByRole('button', { name: 'Show deletion requests in Live events' }).click()
     const erased = message('delete ada')

@@ -2,8 +2,9 @@
  * The console's settings forms in real Chromium, against a real collector on a loopback port: two
  * tabs editing the same source (the stale one is told its change was not saved, and shown the
  * settings as they are now, instead of undoing the other's); a header given twice and a URL
- * without a scheme get the config's own message next to the field, and a new save clears the
- * status of the last.
+ * without a scheme get the config's own message next to the field (named by its label, as is a
+ * header with a control character); the shared secret's line says what it signs; a new save
+ * clears the status of the last; header values stay when only the URL changes.
  */
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
@@ -94,10 +95,30 @@ describe('the settings forms', () => {
       expect(expected).toContain('appears twice in `sources[0].webhooks.urls[0].headers`')
       await headers.fill(text)
       await source(page).getByRole('button', { name: 'Save settings' }).click()
-      await eventually(() => errorOf(page, headers)).toBe(expected)
+      await eventually(() => errorOf(page, headers)).toBe(expected.replace('`sources[0].webhooks.urls[0].headers`', '"Headers for URL 1"'))
       expect(await source(page).getByRole('status').textContent()).toBe('')
       expect(await settings()).toEqual(before)
     }
+    await page.close()
+  })
+
+  it('names a header by its name and its field\'s label, never by a config path', async () => {
+    const page = await ui.signedIn()
+    const before = await settings()
+    const headers = source(page).getByLabel('Headers for URL 1')
+    await headers.fill('X-Team: a\u0001b')
+    await source(page).getByRole('button', { name: 'Save settings' }).click()
+    const expected = configErrorOf({ urls: [{ url: HOOK, headers: { 'X-Team': 'a\u0001b' } }] })
+    expect(expected).toContain('`sources[0].webhooks.urls[0].headers["X-Team"]`')
+    await eventually(() => errorOf(page, headers)).toBe(expected.replace('`sources[0].webhooks.urls[0].headers["X-Team"]`', '"header X-Team in Headers for URL 1"'))
+    expect(await settings()).toEqual(before)
+    await page.close()
+  })
+
+  it('says what the shared secret signs and how a receiver verifies it', async () => {
+    const page = await ui.signedIn()
+    const help = source(page).getByText(/X-Signature/)
+    expect(await help.textContent()).toMatch(/hex HMAC-SHA1 of the raw request body.*verifySignature from isomorphic-analytics\/webhooks/)
     await page.close()
   })
 
@@ -110,9 +131,32 @@ describe('the settings forms', () => {
     await source(page).getByRole('button', { name: 'Save settings' }).click()
     const expected = configErrorOf({ urls: [{ url: 'receiver.test/hook' }] })
     expect(expected).toContain('sources[0].webhooks.urls[0].url')
-    await eventually(() => errorOf(page, url)).toBe(expected)
+    await eventually(() => errorOf(page, url)).toBe(expected.replace('`sources[0].webhooks.urls[0].url`', '"URL 1"'))
     expect(await source(page).getByRole('status').textContent()).toBe('')
     expect((await settings()).urls[0].url).toBe(HOOK)
+    await page.close()
+    expect(ui.pageErrors).toEqual([])
+  })
+
+  it('keeps header values when only the URL changes (within its origin): no retyping', async () => {
+    const page = await ui.signedIn()
+    const url = source(page).getByLabel('URL 1', { exact: true })
+    const headers = source(page).getByLabel('Headers for URL 1')
+    const save = async () => {
+      await source(page).getByRole('button', { name: 'Save settings' }).click()
+      await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
+    }
+    await headers.fill('X-Team: team-credential-1234')
+    await save()
+    expect(await headers.inputValue()).toBe('X-Team: ••••1234')
+    await url.fill(`${HOOK}/v2`)
+    await save()
+    // The value kept is the one typed (a mask is never stored: it would not end in its last four).
+    expect((await settings()).urls[0]).toEqual({ url: `${HOOK}/v2`, headers: { 'X-Team': '••••1234' } })
+    await url.fill(HOOK)
+    await headers.fill('')
+    await save()
+    expect((await settings()).urls[0]).toEqual({ url: HOOK })
     await page.close()
     expect(ui.pageErrors).toEqual([])
   })

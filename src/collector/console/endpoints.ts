@@ -6,12 +6,14 @@
  * - `GET  /v1/admin/sources/{name}/webhooks`   one source's, with its version as `ETag`
  * - `PUT  /v1/admin/sources/{name}/webhooks`   change them: `{ enabled?, urls?, sharedSecret? }`;
  *                                              with `If-Match`, only if still of that version (else 409)
- * - `GET  /v1/admin/messages?since=&boot=&type=&event=&source=&origin=&limit=`  recent messages (and
- *                                              deletion / audience payloads) and their deliveries
- * - `GET  /v1/admin/messages/stream?since=&boot=&type=&event=&source=&origin=`  the same, as Server-Sent Events
+ * - `GET  /v1/admin/messages?since=&boot=&limit=` and filters `type=&event=&source=&origin=&userId=&anonymousId=&outcome=`:
+ *                                              recent messages (and deletion / audience payloads) and their deliveries
+ * - `GET  /v1/admin/messages/stream?since=&boot=` and the same filters: the same, as Server-Sent Events
  * - `GET  /v1/admin/messages/{id}`             one of them
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
+ * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
+ *                                              (what the console's confirmation of a sync names)
  */
 import type { AdminGuard } from '../admin/guard.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
@@ -32,6 +34,8 @@ export interface ConsoleContext {
   streams: MessageStreams
   /** Queues a failed message's delivery again; an `HttpProblem` (404, 409) says why it cannot. */
   retry(id: string): Promise<void>
+  /** The members of `audience` of source `source` as its last sync left them (`undefined`: never synced); an `HttpProblem` names an unknown source. */
+  members(source: string, audience: string): Promise<readonly string[] | undefined>
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -61,19 +65,32 @@ function cursorOf(url: URL, recorder: ConsoleRecorder): number {
   return since > recorder.version ? 0 : since
 }
 
+const OUTCOMES = ['queued', 'retrying', 'delivered', 'failed']
+
+/**
+ * What a reader's filters keep (each an exact match; those absent or empty keep every record).
+ * `outcome` is the delivery's outcome now: a stream filtered by it sends a record's changes while
+ * it has that outcome, not the change that takes it elsewhere.
+ */
+function filterOf(url: URL): (record: MessageRecord) => boolean {
+  const get = (name: string) => url.searchParams.get(name) || undefined
+  const type = get('type'), event = get('event'), source = get('source'), origin = get('origin')
+  const userId = get('userId'), anonymousId = get('anonymousId'), outcome = get('outcome')
+  if (outcome !== undefined && !OUTCOMES.includes(outcome)) {
+    throw new HttpProblem(400, 'BAD_REQUEST', `Expected \`outcome\` to be one of ${OUTCOMES.join(', ')}, got "${outcome}".`, { field: 'outcome' })
+  }
+  return (r) =>
+    (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source) && (!origin || r.origin === origin)
+    && (!userId || r.userId === userId) && (!anonymousId || r.anonymousId === anonymousId) && (!outcome || r.delivery.outcome === outcome)
+}
+
 /**
  * With `since` (`paged`): the changes after it, oldest change first in pages of `limit` (each
  * page listed newest first), `version` the last change sent and `more` when there are others.
  * Without (`GET /v1/admin/messages` alone): the latest `limit` records and the current version.
  */
-function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean): MessagesAnswer {
+function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean, keep = filterOf(url)): MessagesAnswer {
   const limit = integerParam(url, 'limit', 200)
-  const type = url.searchParams.get('type')
-  const event = url.searchParams.get('event')
-  const source = url.searchParams.get('source')
-  const origin = url.searchParams.get('origin')
-  const keep = (r: MessageRecord) =>
-    (!type || r.type === type) && (!event || r.name === event) && (!source || r.source === source) && (!origin || r.origin === origin)
   const { boot } = recorder
   if (!paged) {
     const version = recorder.version
@@ -127,7 +144,19 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   if (path === '/v1/admin/messages/stream') {
     only('GET', request, path)
     // The `boot` check applies to the reader's cursor only: later cursors are this process's.
-    return context.streams.open((since) => messages(url, context.recorder, since, true), cursorOf(url, context.recorder))
+    // Filters are read (and a bad one refused) before the stream opens.
+    const keep = filterOf(url)
+    return context.streams.open((since) => messages(url, context.recorder, since, true, keep), cursorOf(url, context.recorder))
+  }
+  if (path === '/v1/admin/audiences') {
+    only('GET', request, path)
+    const [source, audience] = ['source', 'audience'].map((name) => {
+      const value = url.searchParams.get(name)
+      if (value === null || value.trim() === '') throw new HttpProblem(400, 'BAD_REQUEST', `Expected \`${name}\` to be a non-empty string, got ${value === null ? 'none' : JSON.stringify(value)}.`, { field: name })
+      return value
+    })
+    const members = await context.members(source, audience)
+    return jsonResponse(200, { source, audience, synced: members !== undefined, members: members ?? [] })
   }
   if (path === '/v1/admin/activity') {
     only('GET', request, path)

@@ -11,6 +11,7 @@ import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { configuredUrls, createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { refusedHost } from '../../webhooks/public-address.js'
+import type { MembershipStore } from '../state/memberships.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
 import type { RetriesByHand } from './retries.js'
@@ -60,6 +61,8 @@ export function createConsole(options: {
   recorder: ConsoleRecorder
   /** With a queue server: the other processes' consoles. */
   shared?: SharedConsole
+  /** The audiences' memberships, as their syncs leave them. */
+  memberships: MembershipStore
 }): ConsoleContext {
   const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
@@ -68,6 +71,12 @@ export function createConsole(options: {
     settings,
     recorder,
     streams,
+    members(source, audience) {
+      if (!sources.some((s) => s.name === source)) {
+        throw new HttpProblem(400, 'BAD_REQUEST', `Unknown source ${JSON.stringify(source)}; known: ${sources.map((s) => s.name).join(', ')}.`, { field: 'source' })
+      }
+      return options.memberships.get(source, audience)
+    },
     async retry(id) {
       const record = recorder.get(id)
       if (record === undefined) throw notFound(`/v1/admin/messages/${id}`, `No message ${JSON.stringify(id)} is in the console's record.`)

@@ -7,9 +7,11 @@
  * value never becomes a value: one that stands for nothing held here is refused (400 naming the
  * field), since the real value cannot be inferred from it.
  *
- * A header's value is kept only for the same URL and the same header name (compared without
- * case, as HTTP does): renaming a header, or moving it to another URL, needs its value sent
- * again, so a masked credential is never sent anywhere it was not set for. Likewise a masked URL
+ * A header's value is kept only for the same header name (compared without case, as HTTP does)
+ * and the same URL, or the URL at the same place changed within its origin (another path or
+ * query on the same scheme, host and port: the one-character fix should not force retyping every
+ * header). Renaming a header, or moving it to another origin, needs its value sent again, so a
+ * masked credential is never sent to a server it was not set for. Likewise a masked URL
  * stands only for a URL held now that is shown exactly so: another host or path around the mask
  * is refused, never sent the credential.
  */
@@ -49,6 +51,15 @@ function sameUrl(a: unknown, b: string): boolean {
   }
 }
 
+/** The same scheme, host and port (`https://h.test/a` and `https://h.test/b?x=1`). */
+function sameOrigin(a: unknown, b: string): boolean {
+  try {
+    return typeof a === 'string' && new URL(a).origin === new URL(b).origin
+  } catch {
+    return false
+  }
+}
+
 /**
  * The URL held now that `url` (with a masked credential) was shown for: the one at the same place
  * if it is shown so, else the only one shown so; else a `ConfigError` (two URLs that differ only
@@ -70,14 +81,14 @@ function unmaskUrl(input: unknown, i: number, held: readonly WebhookUrlConfig[],
   if (!isPlainObject(entry.headers)) return entry
   const headers = entry.headers
   if (!Object.values(headers).some(isMasked)) return entry
-  const heldUrl = held.find((h) => sameUrl(entry.url, h.url))
+  const heldUrl = held.find((h) => sameUrl(entry.url, h.url)) ?? (held[i] && sameOrigin(entry.url, held[i].url) ? held[i] : undefined)
   const heldHeaders = Object.entries(heldUrl?.headers ?? {})
   const unmasked = Object.fromEntries(Object.entries(headers).map(([name, value]) => {
     if (!isMasked(value)) return [name, value]
     const option = `${at}.urls[${i}].headers[${JSON.stringify(name)}]`
     const why = heldUrl
       ? `its URL has no header \`${name}\` now (a renamed header needs its value again)`
-      : 'its URL is not one that holds headers now (a header value is kept only for the URL it was set for)'
+      : 'its URL is not one that holds headers now (a header value is kept only for the URL it was set for, or that URL changed within its origin)'
     const match = heldHeaders.find(([heldName]) => heldName.toLowerCase() === name.toLowerCase())
     return [name, kept(option, value.trim(), match?.[1], why, (v) => mask(v.trim()))]
   }))

@@ -32,6 +32,7 @@ export interface MessageRecord {
   /** The track event, or the page/screen name. */
   name?: string
   userId?: string
+  anonymousId?: string
   receivedAt: string
   /** Accepted by another collector process on the same queue server (heard on its bus). */
   remote?: true
@@ -106,6 +107,7 @@ export class Entry {
       type: String(message.type),
       ...(typeof name === 'string' && { name }),
       ...(typeof message.userId === 'string' && { userId: message.userId }),
+      ...(typeof message.anonymousId === 'string' && { anonymousId: message.anonymousId }),
       receivedAt: typeof this.receivedAt === 'string' ? this.receivedAt : new Date(this.receivedAt).toISOString(),
       ...(options.remote && { remote: true as const }),
       ...(options.origin && { origin: options.origin }),

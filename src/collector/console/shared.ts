@@ -105,9 +105,9 @@ function shareable(source: string, message: Record<string, unknown>, forward: Fo
   if (units * 3 <= MAX_SHARED_BYTES) return notice
   const size = encoder.encode(text).length + (notice.b === undefined ? 0 : encoder.encode(notice.b).length)
   if (size <= MAX_SHARED_BYTES) return notice
-  const { type, event, name, userId, messageId, receivedAt } = message
+  const { type, event, name, userId, anonymousId, messageId, receivedAt } = message
   delete notice.b
-  notice.m = { type, event, name, userId, messageId, receivedAt, note: `${size} bytes: shown in the console of the collector process that accepted it` }
+  notice.m = { type, event, name, userId, anonymousId, messageId, receivedAt, note: `${size} bytes: shown in the console of the collector process that accepted it` }
   return notice
 }
 

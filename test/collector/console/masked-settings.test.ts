@@ -1,6 +1,7 @@
 /**
  * Static header values in the console's settings endpoints: shown masked like the shared secret,
- * and a masked value sent back (as shown) keeps the value it stands for; a masked value that
+ * and a masked value sent back (as shown) keeps the value it stands for (also when its URL changed
+ * within its origin, at the same place); a masked value that
  * stands for nothing held is refused and never becomes a value.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -71,6 +72,16 @@ describe('static header values in the settings endpoints', () => {
     const answer = await json(collector, put({ urls: [{ url: 'https://hooks.test/in', headers: { authorization: '••••1234' } }] }))
     expect(answer.status).toBe(200)
     expect(saved[0][1].urls).toEqual([{ url: 'https://hooks.test/in', headers: { authorization: BEARER } }])
+  })
+
+  it('keeps the values of a URL changed within its origin at its place (a new path), not of one moved to another host', async () => {
+    const { collector, saved } = withHeaders()
+    const change = { urls: [{ url: 'https://hooks.test/v2/in', headers: SHOWN[0].headers }, { url: 'https://backup.test/in?team=web', headers: SHOWN[1].headers }] }
+    expect((await json(collector, put(change))).status).toBe(200)
+    expect(saved[0][1].urls).toEqual([{ url: 'https://hooks.test/v2/in', headers: HOOKS[0].headers }, { url: 'https://backup.test/in?team=web', headers: HOOKS[1].headers }])
+    const moved = await json(collector, put({ urls: [{ url: 'https://hooks.test:8443/v2/in', headers: { Authorization: '••••1234' } }] }))
+    expect(moved).toMatchObject({ status: 400, body: { error: { field: 'sources[0].webhooks.urls[0].headers["Authorization"]' } } })
+    expect(saved).toHaveLength(1)
   })
 
   it.each([

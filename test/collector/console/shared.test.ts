@@ -23,11 +23,12 @@ describe('shareConsole: the accepted-message notice', () => {
   it('a message past 6,000 UTF-8 bytes (multi-byte text counted as bytes) is shared as a summary with its exact size', () => {
     const { shared, published } = sharedWithBus()
     // 2,100 three-byte characters: 2,100 UTF-16 units, 6,300 bytes (+ the rest of the JSON).
-    const message = { type: 'track', event: 'Big', userId: 'u', messageId: 'm2', properties: { text: '€'.repeat(2_100) } }
+    const message = { type: 'track', event: 'Big', userId: 'u', anonymousId: 'a', messageId: 'm2', properties: { text: '€'.repeat(2_100) } }
     const size = new TextEncoder().encode(JSON.stringify(message)).length
     shared.record('web', message, { outcome: 'not forwarded', reason: 'no destination' })
     expect(published[0].data.m).toStrictEqual({
-      type: 'track', event: 'Big', name: undefined, userId: 'u', messageId: 'm2', receivedAt: undefined,
+      // The ids a search finds it by are kept.
+      type: 'track', event: 'Big', name: undefined, userId: 'u', anonymousId: 'a', messageId: 'm2', receivedAt: undefined,
       note: `${size} bytes: shown in the console of the collector process that accepted it`,
     })
   })
