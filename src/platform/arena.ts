@@ -6,10 +6,9 @@
  * copied (then promoted) by each; V8 answers that survival by growing the young generation to its
  * 32 MB limit, and the promoted strings and bodies, dead soon after, fill the old generation until
  * its next full collection. Each new page the heap touches is also a page fault (a zeroed page).
- * Measured with bench/peers.mjs (`--part e2e --sdk ours`, 20,000 events, three runs each,
- * interleaved with the build before, 2026-11-26): peak RSS 85.3–87.4 MiB against 110.1–115.3 as
- * strings at the defaults, 63.8–67.5 against 96.5–98.4 at `flushAt` 100; minor page faults
- * 12,700–13,200 against 19,800–20,200; CPU per event unchanged (within the runs' noise). A slab
+ * Measured with bench/peers.mjs (`--part e2e --sdk ours`, interleaved with the build before):
+ * a lower peak RSS and fewer minor page faults than strings, CPU per event unchanged (the peak
+ * RSS of today's build is in docs/performance.md). A slab
  * is free again once every message and body in it is settled; free slabs are kept for the next
  * ones (`SPARE_SLABS`). One arena serves every client of the process.
  *
@@ -195,8 +194,7 @@ export function heldBody(builder: BodyBuilder, batch: readonly Held[]): Uint8Arr
     if (n > 0) out[i++] = 0x2c // ','
     const m = batch[n]!
     // A view and `set`: what `Buffer#copy` does after its checks, which took more than half of
-    // each copy's time in a fresh process (20,000 copies of 680 bytes: 0.27 µs a copy, against
-    // 0.70 through `copy`; 2026-11-27, Node 20).
+    // each copy's time in a fresh process.
     const from = m.slab.bytes
     out.set(new Uint8Array(from.buffer, from.byteOffset + m.at, m.bytes), i)
     i += m.bytes

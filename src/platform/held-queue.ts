@@ -6,13 +6,10 @@
  *
  * Why: an object per queued message survives each young-generation collection while it waits, is
  * copied by each, and that survival makes V8 grow the young generation (new pages, each a page
- * fault). Measured (2026-11-26, 2-core AMD EPYC, Node 20), heap kept per queued message after a
- * full collection: 105 B with an object per message and a flat string per message before the
- * arena copied it, 70 B with the parts only (../client/build-message.ts), 2–26 B with this queue.
- * With this queue, the parts and the arena's direct writes (./arena.ts `write`) together,
- * bench/peers.mjs `--part track --sdk ours` (the median of five loops of 9,000 calls; eight
- * processes each, interleaved with the build before): 3.86 → 3.48 µs a call; `--part e2e
- * --flush-at 100`: 11.1 → 10.3 CPU µs per delivered event.
+ * fault). The heap kept per queued message after a full collection is a few bytes with this
+ * queue, against about a hundred with an object and a string per message; with the parts and the
+ * arena's direct writes (./arena.ts `write`), bench/peers.mjs `--part track` and `--part e2e`
+ * showed it in interleaved runs against the build before.
  *
  * It offers the part of an array's interface the client uses on its queue (`length`, `splice`).
  */

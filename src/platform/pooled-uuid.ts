@@ -22,8 +22,8 @@ let next = POOL_BYTES
  * Where a fill starts serving: the first serves its last 16 UUIDs only, so the refill runs again
  * at the 17th call, once V8 records how each step of `pooledUUID` goes. Refilled first at the
  * 257th, after V8 had optimised the function without it, the refill deoptimised it and it was
- * compiled again, in every process (`node --trace-deopt`): 0.2 CPU µs more per event over 20,000
- * events (bench/peers.mjs `--part e2e --sdk ours`, in turns with and without this, 12 runs each).
+ * compiled again, in every process (`node --trace-deopt`); bench/peers.mjs `--part e2e --sdk
+ * ours`, in turns with and without this, showed the cost.
  */
 let servedFrom = POOL_BYTES - 16 * 16
 let text: Latin1Buffer | undefined

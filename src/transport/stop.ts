@@ -9,7 +9,7 @@
  * that many entries pass through keeps the removed ones (and all that their closures hold: the
  * request, its answer) alive through young-generation collections until the next full one. In
  * the loops of 9,000 `track()` calls that follow a flush, the first such collection then copied
- * 0.7–1.7 MB, against 50–120 KB with this array (`node --trace-gc-nvp`, 2026-11-27); a
+ * about ten times what it copied with this array (`node --trace-gc-nvp`); a
  * `Set` that took and dropped 2,000 objects, 8 at a time, kept all 3.3 MB of them through two
  * young collections, an array 46 KB. An array that removes an entry by `splice` keeps nothing.
  */
