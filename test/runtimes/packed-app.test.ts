@@ -83,18 +83,18 @@ afterAll(() => scratch?.remove())
 const requireFromRoot = createRequire(join(ROOT, 'package.json'))
 
 /**
- * The worker bundle's size budget, bytes (webpack's own hint is at 250,000): 260 KiB since
- * 2026-11-27 (256 KiB before). The worker was 260,270 bytes, and the durable collector's turns
- * among processes and the vendor libraries' quirks took it to 262,331: code the worker bundles
- * though only a Node process with a queue server runs it (the durable parts are imported
- * statically; a dynamic import of them would take tens of KB out of the worker's entry).
+ * The worker bundle's size budget, bytes (webpack's own hint is at 250,000): 296 KiB. It was
+ * 260 KiB until the webhook URLs' address check (ipaddr.js, about 13 KB), Standard Webhooks
+ * signing and the console's search took the worker to 288,469 bytes. The durable parts are still
+ * imported statically, though only a Node process with a queue server runs them: a dynamic
+ * import of them would take tens of KB out of the worker's entry, and is the way back down.
  */
-const WORKER_BUDGET = 266_240
+const WORKER_BUDGET = 303_104
 
 describe('a browser app and a worker built from the packed package', () => {
   // webpack's only allowed warning is its performance hint on the worker (assets over 244 KiB):
-  // the worker serving the collector is about 250 KiB, half of it ajv for tracking plans (see the
-  // README's Runtimes table). Held to WORKER_BUDGET instead; the app has no warning at all.
+  // the worker serving the collector is about 290 KB, over a third of it ajv for tracking plans (see
+  // docs/runtimes.md). Held to WORKER_BUDGET instead; the app has no warning at all.
   it('webpack 5 (target web, production): no error, no Node built-in, no warning but the worker\'s size hint, within its budget', async () => {
     const webpack = requireFromRoot('webpack') as typeof import('webpack')
     const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
