@@ -29,7 +29,7 @@ export interface TextMessage {
 }
 
 /** Node only: a queued message's text (held ones are read back: for events and errors, rarely). */
-const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.json)
+export const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.json)
 
 /**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built

@@ -2,7 +2,7 @@
  * The Client orchestrates: it builds messages, queues them, decides when to flush, and hands
  * batches to Delivery. Limits, bodies, retries and the runtime probe live in their own modules.
  */
-import { AbortedError, AnalyticsError, ClientClosedError, QueueFullError } from '../errors.js'
+import { AbortedError, AnalyticsError, ClientClosedError, ConfigError, QueueFullError, messageOf } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
 import { count, createLogger, type Logger } from '../logger.js'
@@ -11,11 +11,12 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { holdProcess, onPageHide, onProcessIdleExit, processExiting, setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { holdProcess, onPageHide, onProcessExit, onProcessIdleExit, processExiting, setBackgroundTimeout, utf8ByteLength, type TimerHandle } from '../platform/runtime.js'
+import { openSpill, type Spill } from '../platform/spill.js'
 import { holdsBytes, release, type Held } from '../platform/arena.js'
 import { HeldQueue } from '../platform/held-queue.js'
 import { BodyBuilder, splitIntoBatches } from './batcher.js'
-import { buildMessage, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
+import { buildMessage, queuedText, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
@@ -24,6 +25,10 @@ import { memoryStore, pageStore, type Store } from './store.js'
 
 /** What a client does when the process is about to exit (set below; not in the browser build). */
 let onIdleExit: ((client: Client) => void) | undefined
+/** What a client does as the process exits (set below; not in the browser build). */
+let onExit: ((client: Client) => void) | undefined
+/** Opens a client's spill directory (option `spill`; set below; not in the browser build). */
+let openSpillOf: ((client: Client, dir: string) => void) | undefined
 
 /**
  * The analytics client: each call (`identify`, `track`, `page`, `screen`, `group`, `alias`)
@@ -61,7 +66,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
   /** Dropped since the last drop report. */
   #dropped: SentMessage[] = []
-  readonly #pending = new Set<Promise<BatchOutcome>>()
+  /** Each batch handed to delivery and not settled yet: its delivery, and its messages (for the spill at exit). */
+  readonly #pending = new Map<Promise<BatchOutcome>, readonly QueuedMessage[]>()
+  /** Where messages held at exit go (option `spill`), once its directory is open. */
+  #spill: Spill | undefined
   readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
   #timer: TimerHandle | undefined
   /** A dispatch of full batches is scheduled (a microtask, so never on the caller's stack). */
@@ -117,7 +125,12 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     // On Node with the Node transport, queued messages are bytes in the arena (../platform/held-queue.ts).
     if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) this.#queue = new HeldQueue() as unknown as QueuedMessage[]
     this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
+      this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
+      // (Kept after close(): what its flush still holds at an exit is spilled too.)
+      onProcessExit(this as unknown as Client, onExit!)
+      if (this.#options.spillDir !== undefined) openSpillOf!(this as unknown as Client, this.#options.spillDir)
+    }
   }
 
   /**
@@ -134,6 +147,61 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
         client.#log('process is exiting; flushing first')
         void client.flush()
+      }
+      /**
+       * Option `spill`: opens its directory, then (in a microtask, once the caller has added its
+       * listeners) queues what earlier processes spilled there for this write key and sends it at
+       * once. A directory that cannot be opened is reported; messages held at exit are then
+       * reported as lost.
+       */
+      openSpillOf = (client: Client, dir: string) => {
+        try {
+          client.#spill = openSpill(dir, client.#options.writeKey)
+        } catch (error) {
+          queueMicrotask(() => client.#report(new ConfigError('spill', `Cannot use the spill directory ${dir}: ${messageOf(error)}. Messages still held when the process exits will be lost (and reported).`)))
+          return
+        }
+        queueMicrotask(() => {
+          // Closed at once: the files are left for the next client.
+          if (client.#closing) return
+          let texts: string[]
+          try {
+            texts = client.#spill!.recover()
+          } catch (error) {
+            return client.#report(new ConfigError('spill', `Cannot read the spill directory ${dir}: ${messageOf(error)}.`))
+          }
+          if (!texts.length) return
+          client.#log(`sending ${count(texts.length, 'message')} spilled by an earlier process`)
+          for (const json of texts) client.#accept({ message: JSON.parse(json) as SentMessage, json, bytes: utf8ByteLength(json) })
+          client.#dispatchQueue()
+        })
+      }
+      /** The texts of every message a client holds, queued or in flight. */
+      const heldTexts = (client: Client): string[] => {
+        const queued = client.#queue as unknown as HeldQueue | QueuedMessage[]
+        const texts = queued instanceof HeldQueue ? queued.texts() : queued.map(queuedText)
+        for (const batch of client.#pending.values()) for (const m of batch) texts.push(queuedText(m))
+        return texts
+      }
+      // The process is exiting (`process.exit()`, a host's signal handler, or its work is done):
+      // nothing asynchronous runs from here. What is still held is spilled, or reported lost.
+      onExit = (client: Client) => {
+        const texts = heldTexts(client)
+        if (!texts.length) return
+        const spill = client.#spill
+        let reason = 'set option `spill` to keep them for the next process'
+        if (spill) {
+          try {
+            spill.write(texts)
+            client.#log(`process exiting: ${count(texts.length, 'message')} spilled to ${spill.dir}`)
+            return
+          } catch (error) {
+            reason = `spilling them to ${spill.dir} failed: ${messageOf(error)}`
+          }
+        } else if (client.#options.spillDir !== undefined) reason = `the spill directory ${client.#options.spillDir} could not be used`
+        client.#report(new AbortedError(`The process exited with ${count(texts.length, 'message')} not delivered (${reason}).`, {
+          messages: texts.map((json) => JSON.parse(json) as SentMessage),
+        }))
       }
     }
   }
@@ -255,10 +323,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   #flushNow(): Promise<FlushResult> {
     this.#dispatchQueue()
-    const pending = [...this.#pending]
-    if (!pending.length) return Promise.resolve(sumOutcomes([]))
+    if (!this.#pending.size) return Promise.resolve(sumOutcomes([]))
     const release = holdProcess()
-    return Promise.all(pending).then((outcomes) => {
+    // (The batches pending now: later ones are not waited for.)
+    return Promise.all(this.#pending.keys()).then((outcomes) => {
       release()
       return sumOutcomes(outcomes)
     })
@@ -379,7 +447,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         this.#pending.delete(sending)
         return outcome
       })
-      this.#pending.add(sending)
+      this.#pending.set(sending, batch)
     }
   }
 

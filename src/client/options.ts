@@ -11,6 +11,7 @@ import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
 import { canPersist, isBrowserLike, readDebugSetting } from '../platform/runtime.js'
+import { absolutePath } from '../platform/spill.js'
 import { platformTransport, type FetchLike, type Transport } from '../platform/transport.js'
 import { debugEnables } from '../logger.js'
 
@@ -82,6 +83,15 @@ export interface ClientOptions<Events = AnyEvents> {
    * `localStorage` is blocked or full, one line is logged and messages are kept in memory.
    */
   persist?: boolean
+  /**
+   * Node, Bun and Deno: keep what is queued or in flight when the process exits (a host's
+   * `process.exit`, as `next start` does on SIGTERM) in a file in `dir`, written synchronously
+   * at exit, and send it from the next client made with the same `dir` and write key (once: each
+   * file is claimed by one process). A relative `dir` is resolved against the working directory
+   * when the client is made. Off by default; ignored in browsers (see `persist`). Without it,
+   * messages still held at exit are reported as lost, never dropped silently.
+   */
+  spill?: { dir: string }
 }
 
 export interface ResolvedOptions {
@@ -105,6 +115,8 @@ export interface ResolvedOptions {
   readonly plainText: boolean
   readonly schema: Readonly<Record<string, StandardSchemaV1>> | undefined
   readonly persist: boolean
+  /** Where to spill at exit (option `spill`): the directory; undefined when off (and in the browser build). */
+  readonly spillDir?: string
 }
 
 /**
@@ -129,7 +141,7 @@ export const MAX_RETRY_AFTER_MS = 300_000
 
 const KNOWN = new Set([
   ...Object.keys(DEFAULTS),
-  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist',
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill',
 ])
 
 /**
@@ -285,5 +297,17 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     plainText: boolean(input, 'plainText', isBrowserLike()),
     schema: schemas(input),
     persist: boolean(input, 'persist', canPersist()),
+    // (Server runtimes only: the browser build ignores it, as it has no file system.)
+    ...(typeof __BROWSER__ === 'boolean' && __BROWSER__ ? {} : { spillDir: spillDir(input.spill) }),
   })
+}
+
+/** Option `spill`: `{ dir }`, a non-empty path (made absolute against the working directory). */
+function spillDir(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (!isPlainObject(value)) throw expected(ConfigError, 'spill', 'an object like `{ dir: string }`', value)
+  refuseUnknownKeys(value, new Set(['dir']), 'spill')
+  const { dir } = value as { dir?: unknown }
+  if (typeof dir !== 'string' || dir.trim() === '') throw expected(ConfigError, 'spill.dir', 'a non-empty directory path', dir)
+  return absolutePath(dir)
 }

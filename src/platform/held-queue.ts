@@ -14,7 +14,7 @@
  * It offers the part of an array's interface the client uses on its queue (`length`, `splice`).
  */
 import type { BuiltMessage } from '../client/build-message.js'
-import { currentSlab, isAscii, writeMessage, type Held, type Slab } from './arena.js'
+import { currentSlab, heldText, isAscii, writeMessage, type Held, type Slab } from './arena.js'
 
 const FIRST_CAPACITY = 1024
 
@@ -40,6 +40,16 @@ export class HeldQueue {
     this.#slabs[i] = currentSlab()
     this.#at[i] = at
     this.#sizes[i] = built.bytes * 2 + (ascii ? 1 : 0)
+  }
+
+  /** The texts of the messages queued, in order, read back (for the spill at exit: rarely). */
+  texts(): string[] {
+    const texts: string[] = []
+    for (let i = this.#head; i < this.#tail; i++) {
+      const size = this.#sizes[i]
+      texts.push(heldText({ slab: this.#slabs[i]!, at: this.#at[i], bytes: size >>> 1, ascii: (size & 1) === 1 }))
+    }
+    return texts
   }
 
   /** Removes `count` messages from `start` on (as `Array#splice` does, for a `start` of 0 or more), and gives them as held regions. */

@@ -152,19 +152,64 @@ export function sleep(ms: number, signal?: StopSignal): Promise<void> {
   })
 }
 
-interface IdleExitHook {
+interface OwnerHook {
   owner: WeakRef<object>
   handler: (owner: never) => void
 }
 
 /**
- * The owners waiting for their process's exit. One process listener serves them all, and each is
- * held weakly: an owner that nothing else holds (a client with nothing to send, flushed but never
- * closed, as a function per request leaves it) is collected, and its hook with it.
+ * Owners waiting for a process event, each held weakly: an owner that nothing else holds (a
+ * client with nothing to send, flushed but never closed, as a function per request leaves it) is
+ * collected, and its hook with it. One process listener (`listen`, made on the first hook) serves
+ * them all; `run` calls each live owner's handler.
  */
-const idleExitHooks = new Set<IdleExitHook>()
-let idleExitForgotten: FinalizationRegistry<IdleExitHook> | undefined
+class OwnerHooks {
+  readonly #hooks = new Set<OwnerHook>()
+  #forgotten: FinalizationRegistry<OwnerHook> | undefined
+  readonly #listen: (run: () => void) => boolean
+
+  /** `listen` subscribes `run` to the process event, or answers false where there is none. */
+  constructor(listen: (run: () => void) => boolean) {
+    this.#listen = listen
+  }
+
+  add<T extends object>(owner: T, handler: (owner: T) => void): () => void {
+    if (this.#forgotten === undefined) {
+      if (!this.#listen(() => {
+        for (const hook of this.#hooks) {
+          const alive = hook.owner.deref()
+          if (alive !== undefined) (hook.handler as (owner: object) => void)(alive)
+        }
+      })) return () => {}
+      this.#forgotten = new FinalizationRegistry((hook) => this.#hooks.delete(hook))
+    }
+    const hook: OwnerHook = { owner: new WeakRef(owner), handler }
+    this.#hooks.add(hook)
+    this.#forgotten.register(owner, hook, hook)
+    return () => {
+      this.#hooks.delete(hook)
+      this.#forgotten?.unregister(hook)
+    }
+  }
+}
+
+/** Subscribes `run` to a Node or Bun `process` event, else (Deno) to the global `event`. */
+function processEvent(nodeEvent: string, denoEvent: string, run: () => void): boolean {
+  const proc = g.process
+  if (proc?.versions?.node && typeof proc.on === 'function') proc.on(nodeEvent, run)
+  else if (g.Deno && typeof g.addEventListener === 'function' && !isBrowserPage()) g.addEventListener(denoEvent, run)
+  else return false
+  return true
+}
+
 let idleExitStarted = false
+
+const idleExitHooks = /* @__PURE__ */ new OwnerHooks((run) => processEvent('beforeExit', 'beforeunload', () => {
+  idleExitStarted = true
+  run()
+}))
+
+const exitHooks = /* @__PURE__ */ new OwnerHooks((run) => processEvent('exit', 'unload', run))
 
 /**
  * Whether the process has begun to exit on its own (the hooks of `onProcessIdleExit` ran). From
@@ -181,27 +226,18 @@ export const processExiting = (): boolean => idleExitStarted
  */
 export function onProcessIdleExit<T extends object>(owner: T, handler: (owner: T) => void): () => void {
   if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
-  if (idleExitForgotten === undefined) {
-    const runAll = () => {
-      idleExitStarted = true
-      for (const hook of idleExitHooks) {
-        const alive = hook.owner.deref()
-        if (alive !== undefined) (hook.handler as (owner: object) => void)(alive)
-      }
-    }
-    const proc = g.process
-    if (proc?.versions?.node && typeof proc.on === 'function') proc.on('beforeExit', runAll)
-    else if (g.Deno && typeof g.addEventListener === 'function' && !isBrowserPage()) g.addEventListener('beforeunload', runAll)
-    else return () => {}
-    idleExitForgotten = new FinalizationRegistry((hook) => idleExitHooks.delete(hook))
-  }
-  const hook: IdleExitHook = { owner: new WeakRef(owner), handler }
-  idleExitHooks.add(hook)
-  idleExitForgotten.register(owner, hook, hook)
-  return () => {
-    idleExitHooks.delete(hook)
-    idleExitForgotten?.unregister(hook)
-  }
+  return idleExitHooks.add(owner, handler)
+}
+
+/**
+ * Calls `handler(owner)` as the process exits, whatever the cause that lets code run (the end of
+ * its work, `process.exit()`, a signal handler that calls it; not SIGKILL), unless `owner` was
+ * collected: Node and Bun `exit`, Deno `unload`. The handler must be synchronous; nothing it starts
+ * will run. Returns the unsubscribe function. `handler` must not hold `owner` itself.
+ */
+export function onProcessExit<T extends object>(owner: T, handler: (owner: T) => void): () => void {
+  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) return () => {}
+  return exitHooks.add(owner, handler)
 }
 
 /** Calls `handler` when a browser page is hidden or unloaded. Returns the unsubscribe function. */

@@ -1,98 +1,38 @@
 /**
- * Exit safety with real processes: a child Node process runs the client (bundled from src with
- * esbuild, as the published build is) against a real loopback HTTP server in this process.
- * Nothing here measures wall-clock time: a child that did not exit fails by the test timeout.
+ * Exit safety with real processes: a child Node process runs the client against a real loopback
+ * HTTP server in this process (../helpers/child-client.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { build } from 'esbuild'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startChildClientKit, type ChildClientKit } from '../helpers/child-client.js'
 
-const root = new URL('../../', import.meta.url).pathname
-const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
-
-let dir: string
-let server: Server
-let endpoint: string
-let answers: number[] = []
-let retryAfter: string | undefined
-let received: Array<{ batch: Array<{ messageId: string; event: string }> }> = []
-const children: ChildProcess[] = []
+let kit: ChildClientKit
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'exit-safety-'))
-  await build({
-    entryPoints: [join(root, 'src/index.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: join(dir, 'client.mjs'),
-    define: { __VERSION__: JSON.stringify(version) },
-    logLevel: 'silent',
-  })
-  server = createServer((req, res) => {
-    let body = ''
-    req.setEncoding('utf8')
-    req.on('data', (chunk) => (body += chunk))
-    req.on('end', () => {
-      const status = answers.shift() ?? 200
-      if (status === 200) received.push(JSON.parse(body))
-      const headers = { 'content-type': 'application/json', ...(status !== 200 && retryAfter ? { 'retry-after': retryAfter } : {}) }
-      res.writeHead(status, headers).end('{}')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  kit = await startChildClientKit()
 })
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  answers = []
-  retryAfter = undefined
-  received = []
-})
+afterEach(() => kit.reset())
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve))
-  rmSync(dir, { recursive: true, force: true })
-})
-
-/** Runs a script (ESM, `Client` imported) in a child Node process; resolves with its exit code and output. */
-function run(name: string, body: string, nodeFlags: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const file = join(dir, `${name}.mjs`)
-  writeFileSync(file, `import { Client } from './client.mjs'\nconst endpoint = ${JSON.stringify(endpoint)}\n${body}\n`)
-  const child = spawn(process.execPath, [...nodeFlags, file], { env: { ...process.env, DEBUG: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout!.on('data', (chunk) => (stdout += chunk))
-  child.stderr!.on('data', (chunk) => (stderr += chunk))
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })))
-}
+afterAll(() => kit.close())
 
 describe('exit safety (real node, real loopback server)', () => {
   it('a script that tracks 3 messages and never calls flush or close delivers them, then exits on its own', async () => {
     // flushAfter is 10 minutes: if delivery waited for the timer, the child would not exit before the test timeout.
-    const result = await run('never-flushes', `
+    const result = await kit.run('never-flushes', `
       const client = new Client('KEY', { endpoint, flushAfter: 600000 })
       for (let i = 0; i < 3; i++) client.track({ event: 'Exit ' + i, userId: 'u' + i })
       process.on('exit', () => console.log(JSON.stringify(client.stats())))
     `)
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    const messages = received.flatMap((b) => b.batch)
+    const messages = kit.received.flatMap((b) => b.batch)
     expect(messages.map((m) => m.event).sort()).toEqual(['Exit 0', 'Exit 1', 'Exit 2'])
     expect(JSON.parse(result.stdout)).toMatchObject({ queued: 0, inFlight: 0, delivered: 3 })
   }, 15_000)
 
   it("a message tracked by the app's own beforeExit listener, added after the client, is delivered before the process exits", async () => {
     // The client's exit hook runs first (it was registered first) and finds nothing queued.
-    const result = await run('track-in-before-exit', `
+    const result = await kit.run('track-in-before-exit', `
       const client = new Client('KEY', { endpoint, flushAfter: 600000 })
       client.track({ event: 'Job Started', userId: 'u' })
       await client.flush()
@@ -106,13 +46,13 @@ describe('exit safety (real node, real loopback server)', () => {
     `)
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Job Started', 'Job Finished'])
+    expect(kit.received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Job Started', 'Job Finished'])
     expect(JSON.parse(result.stdout)).toMatchObject({ queued: 0, inFlight: 0, delivered: 2 })
   }, 15_000)
 
   it('a pending flushAfter timer alone does not keep the process alive', async () => {
     // The exit hook is removed, so only the client's timer is left: the process must still exit.
-    const result = await run('timer-only', `
+    const result = await kit.run('timer-only', `
       const client = new Client('KEY', { endpoint, flushAfter: 600000 })
       client.track({ event: 'Pending', userId: 'u' })
       process.removeAllListeners('beforeExit')
@@ -120,35 +60,35 @@ describe('exit safety (real node, real loopback server)', () => {
     `)
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ queued: 1, delivered: 0 })
-    expect(received).toHaveLength(0)
+    expect(kit.received).toHaveLength(0)
   }, 15_000)
 
   it('a client with nothing queued lets the process exit at once', async () => {
-    const result = await run('idle', `
+    const result = await kit.run('idle', `
       const client = new Client('KEY', { endpoint })
       process.on('exit', () => console.log('exited'))
     `)
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe('exited')
-    expect(received).toHaveLength(0)
+    expect(kit.received).toHaveLength(0)
   }, 15_000)
 
   it('at exit, a batch that needs a retry is retried before the process exits', async () => {
-    answers = [503, 200]
-    const result = await run('retry-at-exit', `
+    kit.answers = [503, 200]
+    const result = await kit.run('retry-at-exit', `
       const client = new Client('KEY', { endpoint, flushAfter: 600000, minRetryDelay: 200 })
       client.on('retry', (e) => console.log('retry ' + e.attempt))
       client.track({ event: 'Retried', userId: 'u' })
     `)
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe('retry 1')
-    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Retried'])
+    expect(kit.received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Retried'])
   }, 15_000)
 
   it('await close() keeps the process alive while the only batch waits out a Retry-After', async () => {
-    answers = [503, 200]
-    retryAfter = '1'
-    const result = await run('retry-after-close', `
+    kit.answers = [503, 200]
+    kit.retryAfter = '1'
+    const result = await kit.run('retry-after-close', `
       const client = new Client('KEY', { endpoint, minRetryDelay: 1 })
       client.track({ event: 'Held', userId: 'u' })
       console.log(JSON.stringify(await client.close()))
@@ -156,12 +96,12 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toEqual({ delivered: 1, failed: 0 })
-    expect(received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Held'])
+    expect(kit.received.flatMap((b) => b.batch).map((m) => m.event)).toEqual(['Held'])
   }, 15_000)
 
   it('a client per invocation, flushed and never closed, is not held by the exit hook: collected, one listener, no warning', async () => {
     // The serverless pattern: a new client per request, `await flush()` before returning, no close().
-    const result = await run('client-per-invocation', `
+    const result = await kit.run('client-per-invocation', `
       const refs = []
       async function handle(i) {
         const client = new Client('KEY', { endpoint, flushAt: 1 })
@@ -177,12 +117,12 @@ describe('exit safety (real node, real loopback server)', () => {
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toEqual({ collected: 12, listeners: 1 })
-    expect(received.flatMap((b) => b.batch)).toHaveLength(12)
+    expect(kit.received.flatMap((b) => b.batch)).toHaveLength(12)
   }, 15_000)
 
   it('a failing batch at exit is reported, not thrown, and the process still exits 0', async () => {
-    answers = [400]
-    const result = await run('fails-at-exit', `
+    kit.answers = [400]
+    const result = await kit.run('fails-at-exit', `
       const client = new Client('KEY', { endpoint, flushAfter: 600000 })
       client.track({ event: 'Refused', userId: 'u' })
     `)

@@ -59,6 +59,7 @@ describe('defaults', () => {
       maxRetryDelay: 30_000,
       plainText: false,
       persist: false,
+      spillDir: undefined,
     })
     expect(Object.isFrozen(resolved)).toBe(true)
   })
@@ -238,12 +239,27 @@ describe('invalid option values throw ConfigError naming the option and the valu
     expect(error.message).toContain('100')
   })
 
+  it('spill: { dir } resolves to an absolute directory; anything else is refused by name', () => {
+    expect(resolveOptions('key', { spill: { dir: 'queue/spill' } }).spillDir).toBe(join(process.cwd(), 'queue/spill'))
+    expect(resolveOptions('key', { spill: { dir: '/var/spill' } }).spillDir).toBe('/var/spill')
+    expect(configError(() => new Client('key', { spill: '/var/spill' } as never)).message).toBe('Expected `spill` to be an object like `{ dir: string }`, got `"/var/spill"`.')
+    expect(configError(() => new Client('key', { spill: {} } as never)).option).toBe('spill.dir')
+    expect(configError(() => new Client('key', { spill: { dir: ' ' } })).message).toContain('Expected `spill.dir` to be a non-empty directory path')
+    const unknown = configError(() => new Client('key', { spill: { dir: 'x', path: 'y' } } as never))
+    expect(unknown.option).toBe('spill.path')
+  })
+
+  it('the browser build ignores spill (no file system)', async () => {
+    const { Client: BrowserClient } = await browserBuild()
+    expect(() => new BrowserClient('key', { debug: false, persist: false, spill: 'anything' } as never)).not.toThrow()
+  })
+
   it('rejects options that are not an object', () => {
     expect(configError(() => new Client('key', 5 as never)).option).toBe('options')
     expect(configError(() => new Client('key', [] as never)).option).toBe('options')
   })
 
-  const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist'
+  const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist, spill'
 
   it('rejects an unknown option by name, with the known names', () => {
     const error = configError(() => new Client('key', { sampleRate: 0.5 } as never))
