@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { until } from '../collector/helpers.js'
+import { until } from '../helpers/until.js'
 import { startChildClientKit, type ChildClientKit } from '../helpers/child-client.js'
 import { keyTag } from '../../src/platform/spill.js'
 

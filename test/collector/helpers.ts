@@ -69,11 +69,4 @@ export function forwardingCollector(overrides: Partial<CollectorConfig> = {}, re
   return { collector, calls: receiver.calls }
 }
 
-/** Waits until `predicate` holds, polling on microtasks and short real ticks (bounded). */
-export async function until(predicate: () => boolean, what = 'condition', ms = 5_000): Promise<void> {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-}
+export { until } from '../helpers/until.js'

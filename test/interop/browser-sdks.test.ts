@@ -7,6 +7,7 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium, startPageServer, type Chromium, type PageServer } from '../runtimes/support/browser.js'
+import { until } from '../helpers/until.js'
 import { sdkPages } from './support/pages.js'
 import { INT64_MAX, startStack, WRITE_KEY, type Forwarded, type Stack } from './support/stack.js'
 
@@ -47,10 +48,9 @@ function ofRun(forwarded: Forwarded[], run: string): Forwarded[] {
   return mine
 }
 
-/** Waits (bounded) until the run's messages have all been forwarded and nothing is pending. */
+/** Waits until the run's messages have all been forwarded and nothing is pending. */
 async function waitForRun(run: string): Promise<void> {
-  const started = Date.now()
-  while (ofRun(stack.forwarded, run).length < COUNT + 1 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50))
+  await until(() => ofRun(stack.forwarded, run).length >= COUNT + 1, `the ${COUNT + 1} messages of run ${run} to be forwarded`, 15_000)
   await stack.waitForForwarded(0)
 }
 

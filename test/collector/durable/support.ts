@@ -10,6 +10,7 @@ import { QUEUE_NAME } from '../../../src/collector/delivery/bullmq-queue.js'
 import { bullmqQueue, loadBullmq, loadPg, loadRedis } from '../../../src/collector/state/drivers.js'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
+import { until as waitUntil } from '../../helpers/until.js'
 
 const CHILD = fileURLToPath(new URL('./collector-process.mjs', import.meta.url))
 export const SECRET = 'durable-secret'
@@ -197,14 +198,9 @@ async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => 
   }
 }
 
-/** Polls `check` (every 50 ms) until it holds. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000, progress?: () => unknown): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${progress ? ` (got ${String(progress())})` : ''}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+/** The suite's `until` (../../helpers/until.ts): checks that ask the queue server, every 50 ms, 30 s at most. */
+export const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000, progress?: () => unknown): Promise<void> =>
+  waitUntil(check, what, timeoutMs, { intervalMs: 50, progress })
 
 export function stop(collector: CollectorProcess, signal: NodeJS.Signals = 'SIGTERM') {
   if (collector.child.exitCode === null && collector.child.signalCode === null) collector.child.kill(signal)

@@ -3,7 +3,7 @@ import { connect } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCollector, createRequestListener, startServer, type CollectorServer } from '../../../src/collector/index.js'
-import { KEY, basic, track } from '../helpers.js'
+import { KEY, basic, track, until } from '../helpers.js'
 
 /** Sends raw bytes on a fresh connection; resolves with the status of the answer (0: none). */
 /** The head of the answer to `text` sent on a raw socket (`''` if the connection closes first). */
@@ -220,9 +220,10 @@ describe('server failure handling', () => {
   it('close() waits for a request in flight, then stops accepting', async () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const server = await startServer(async () => (await gate, new Response('done')), { port: 0 })
+    let arrived = false
+    const server = await startServer(async () => ((arrived = true), await gate, new Response('done')), { port: 0 })
     const inFlight = fetch(`${server.url}/v1/batch`, { method: 'POST', body: '{}' })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await until(() => arrived, 'the request to reach the handler')
     const closed = server.close()
     release()
     expect(await (await inFlight).text()).toBe('done')

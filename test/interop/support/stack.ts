@@ -7,6 +7,7 @@
 import { loadExactJson, parseExact } from '../../../src/message/exact-json.js'
 import { createCollector, nodeFetch, startServer, type Collector, type CollectorServer } from '../../../src/collector/index.js'
 import { startSigningReceiver, type ReceivedPayload } from '../../helpers/signing-receiver.js'
+import { until } from '../../helpers/until.js'
 
 export const WRITE_KEY = 'interop-write-key'
 const SECRET = 'interop-secret'
@@ -85,14 +86,9 @@ export async function startStack(): Promise<Stack> {
     requests,
     fail: (count) => void (failures = count),
     async waitForForwarded(count, timeoutMs = 15_000) {
-      const started = Date.now()
-      while (sync().length < count || collector.stats().pending > 0) {
-        if (Date.now() - started > timeoutMs) {
-          const seen = requests.map((r) => `${r.method} ${r.path} → ${r.status}`).join('\n  ')
-          throw new Error(`Only ${forwarded.length} of ${count} payloads forwarded in ${timeoutMs} ms; stats ${JSON.stringify(collector.stats())}; requests:\n  ${seen}`)
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await until(() => sync().length >= count && collector.stats().pending === 0, `${count} payloads forwarded`, timeoutMs, {
+        progress: () => `${forwarded.length}; stats ${JSON.stringify(collector.stats())}; requests:\n  ${requests.map((r) => `${r.method} ${r.path} → ${r.status}`).join('\n  ')}`,
+      })
       return forwarded
     },
     async close() {
