@@ -53,7 +53,9 @@ const TEARDOWN_MS = 800
  * Makes the collector: the ingest service clients send to, as a fetch-style handler
  * (`collector.fetch`) that runs unchanged on Node, Bun, Deno and workers. Accepted messages are
  * forwarded to each source's webhook URLs, from memory or, with option `queue`, through a Redis or
- * PostgreSQL queue server.
+ * PostgreSQL queue server. The code for a queue server is loaded only with `queue` (a bundle keeps
+ * it in a chunk of its own): such a collector starts once it is, a moment after this returns, and
+ * calls made before then wait for it.
  *
  * @throws `ConfigError` naming the option for any invalid or unknown configuration.
  *
