@@ -70,11 +70,19 @@ export default defineConfig([
   { ...shared, format: ['esm'], dts: { entry }, clean: true },
   // CommonJS: dependencies stay external too (every one of them can be required).
   { ...shared, format: ['cjs'], dts: { entry } },
-  // The collector (ESM and CommonJS), with the Node transport beside it (nodeHttpApart).
+  // The collector (ESM and CommonJS), with the Node transport beside it (nodeHttpApart) and
+  // durable mode in a file of its own: `import('./durable.js')` in create-collector.ts, loaded
+  // only with a `queue`, becomes `dist/durable-<hash>.js` (`.cjs`), which a worker's bundler
+  // leaves in a chunk never loaded, about 30 KB of the worker's entry. Code splitting, not an
+  // entry apart (as console-assets is): durable mode shares the collector's modules (its errors,
+  // checked with `instanceof`, the queue's seam, the exact JSON parser loaded once), and an entry
+  // would carry copies of them; split, both import one `dist/chunk-<hash>.js`. The CommonJS build
+  // (tsup's splitting for it) `require`s its chunks and loads durable mode with `import()`.
   {
     ...shared,
     entry: { collector: collectorEntry, 'node-http': 'src/platform/node-http.ts' },
     format: ['esm', 'cjs'],
+    splitting: true,
     esbuildPlugins: [...shared.esbuildPlugins!, nodeHttpApart],
   },
   // The client for browser bundlers (the `browser` export condition, for `import` and `require`):

@@ -13,16 +13,14 @@ import {
   type AdminState,
   type AudienceSyncRequest,
   type DeletionRequest,
-  type Dispatch,
 } from './admin/requests.js'
 import { RoomWaits } from './admin/room-waits.js'
 import { AdminGuard } from './admin/guard.js'
 import { resolveConfig, type CollectorConfig, type ResolvedConfig } from './config.js'
 import { sharedSourceStats, sourceStats, statsReport, type StatsReport } from './admin/stats.js'
-import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { MemoryQueue } from './delivery/memory-queue.js'
 import { QUEUE_WRITE_WAIT_MS, writeDeadline, type DeliveryQueue } from './delivery/queue.js'
-import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings, shareConsole } from './console/index.js'
+import { ConsoleRecorder, createConsole, createSourceSettings, memorySettings } from './console/index.js'
 import { retriesByHand } from './console/retries.js'
 import { DEDUP_TTL_MS, RecentMessageIds } from './ingest/dedup.js'
 import { checkRequest, createHandler } from './http/handler.js'
@@ -31,16 +29,17 @@ import { JsonAnswer } from './http/errors.js'
 import { markReadiness } from './http/readiness.js'
 import { markAdmin } from './http/exposure.js'
 import { requestDeadline, setRequestDeadline } from './http/deadline.js'
-import { createIngest, type AcceptedBatch } from './ingest/accept.js'
+import { createIngest } from './ingest/accept.js'
 import { loadExactJson } from '../message/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
-import { QueueBus } from './state/bus.js'
-import { PgSockets } from './state/pg-sockets.js'
-import { MemoryMemberships, SharedMemberships } from './state/memberships.js'
-import { queueSettings } from './state/shared-settings.js'
-import { SharedState } from './state/shared-state.js'
+import { MemoryMemberships } from './state/memberships.js'
 import { Tally } from './stats.js'
 import { settlesWithin } from './settles-within.js'
+import { collectorStats, type Collector, type CollectorHooks, type CollectorStats, type DrainReport } from './collector-api.js'
+import type { DurableMode } from './durable.js'
+import { startDurable, type Assembled } from './durable-start.js'
+
+export type { Collector, CollectorHooks, CollectorStats, DrainReport } from './collector-api.js'
 
 /** (source, messageId) pairs remembered in memory for de-duplication, at most. */
 const MAX_DEDUP_ENTRIES = 500_000
@@ -50,89 +49,13 @@ const MAX_DEDUP_ENTRIES = 500_000
  */
 const TEARDOWN_MS = 800
 
-/** What {@link Collector.stats} returns: the collector's counters since it was made. */
-export interface CollectorStats {
-  /** HTTP requests handled. */
-  requests: number
-  /** Requests answered with an error status. */
-  rejected: number
-  /** Messages accepted. */
-  received: number
-  /** Accepted messages not forwarded: no enabled destination, or turned off by `integrations`. */
-  skipped: number
-  /** analytics.js metrics requests (`POST /v1/m`) answered; they are not forwarded. */
-  metrics: number
-  /** When the latest accepted message arrived (ISO 8601), as recorded in its `receivedAt`. */
-  lastReceivedAt: string | undefined
-  /** Accepted messages not forwarded because they break the source's tracking plan. */
-  blocked: number
-  /** Payloads a webhook URL accepted (messages, deletions and audience identifies). */
-  forwarded: number
-  /** Payloads that failed for good. */
-  failed: number
-  /** Payloads waiting for a retry after a failed attempt. */
-  retrying: number
-  /** Payloads not settled yet (queued, in flight or waiting to retry). */
-  pending: number
-  /** Failed attempts that were retried. */
-  retries: number
-  /** Messages not forwarded because their messageId was accepted within the last 24 hours. */
-  deduplicated: number
-}
-
-/** What {@link Collector.close} resolves with: whether deliveries settled in time, and the counters then. */
-export interface DrainReport {
-  /** Whether every delivery settled within the bound. */
-  drained: boolean
-  /**
-   * Memory: deliveries still unsettled when the bound was reached, which then failed (exactly
-   * the rise in `stats.failed`). With a queue server: 0 (what is left stays in the server).
-   */
-  pending: number
-  /**
-   * With a queue server, when not drained: the attempts still in flight at the bound, which were
-   * stopped (their deliveries stay in the server, as the rest do). Otherwise 0.
-   */
-  stopped: number
-  /** With a queue server: `false` when it was never reached (nothing was taken from it, nothing is pending here). */
-  queueReached?: boolean
-  /** The counters once closed. */
-  stats: CollectorStats
-}
-
-/**
- * The ingest service {@link createCollector} makes: a fetch-style handler for the HTTP API, plus
- * deletion requests, audience syncs, counters and a bounded drain.
- */
-export interface Collector {
-  /** The HTTP API: `POST /v1/batch`, the single calls, and the admin endpoints. */
-  fetch(request: Request): Promise<Response>
-  /** One `delete` payload per affected source with an enabled destination. */
-  requestDeletion(request: DeletionRequest): Dispatch
-  /** Identify payloads for the membership changes since this audience's previous sync. */
-  syncAudience(request: AudienceSyncRequest): Promise<Dispatch>
-  /** The counters now. */
-  stats(): CollectorStats
-  /**
-   * Stops accepting (requests are answered 503), waits up to `timeoutMs` (default: the
-   * `drainTimeout` option) for deliveries to settle, then cancels what is left. Safe to call twice.
-   */
-  close(timeoutMs?: number): Promise<DrainReport>
-  /** Whether `close()` has been called. */
-  readonly closed: boolean
-}
-
-/** Internal hooks for the testing kit: accept any write key, observe accepted batches. */
-export interface CollectorHooks {
-  anyWriteKey?: boolean
-  onAccepted?: (batch: AcceptedBatch) => void
-}
-
 /**
  * Makes the collector: the ingest service clients send to, as a fetch-style handler
  * (`collector.fetch`) that runs unchanged on Node, Bun, Deno and workers. Accepted messages are
  * forwarded to each source's webhook URLs, from memory or, with option `queue`, through a Redis or
- * PostgreSQL queue server.
+ * PostgreSQL queue server. The code for a queue server is loaded only with `queue` (a bundle keeps
+ * it in a chunk of its own): such a collector starts once it is, a moment after this returns, and
+ * calls made before then wait for it.
  *
  * @throws `ConfigError` naming the option for any invalid or unknown configuration.
  *
@@ -158,22 +81,28 @@ export function createCollector(config: CollectorConfig): Collector {
   return buildCollector(resolveConfig(config), {})
 }
 
+/**
+ * `createCollector` with the testing kit's hooks. With a `queue`, durable mode is loaded first
+ * (the one `import()` of ./durable.js), and the collector made then answers through the one returned.
+ */
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
-  const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
   const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
-  // This collector's queue server; PostgreSQL: with the sockets its `close` may have to drop.
-  const server = config.queue && { ...config.queue, ...(config.queue.kind === 'postgres' && { sockets: new PgSockets() }) }
-  // Failures of the connections `close` dropped are the collector's own doing: logged, not reported.
-  // So is what fails once `close()` resolved: a Redis bus dropped at close rejects its waiting
-  // commands a moment later (the settings load failed, reported to a caller done with us).
+  if (config.queue === undefined) return assemble(config, hooks, sources).collector
+  return startDurable(config, sources, async () => assemble(config, hooks, sources, (await import('./durable.js')).DurableMode))
+}
+
+/** The collector of `sources`, from memory or, given `Durable`, through the queue server. */
+function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: SourceRuntime[], Durable?: typeof DurableMode): Assembled {
+  const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
+  // What fails once `close()` resolved is logged, not reported: a Redis bus dropped at close
+  // rejects its waiting commands a moment later (the settings load failed, reported to a caller
+  // done with us). Durable mode logs the failures of the connections `close` dropped too.
   let closeResolved = false
-  const onQueueError = (error: unknown) => {
-    if (server?.sockets?.dropped) log(`a connection dropped by close: ${String(error)}`)
-    else if (closeResolved) log(`after close: ${String(error)}`)
-    else config.onError(error)
-  }
+  const onQueueError = (error: unknown) => (closeResolved ? log(`after close: ${String(error)}`) : config.onError(error))
+  // This collector's parts in the queue server, when it has one.
+  const durable = config.queue && Durable && new Durable(config.queue, onQueueError, log)
   // With a queue server, counters live there too (shared by every process on it).
-  const shared = server ? new SharedState(server) : undefined
+  const shared = durable?.shared
   const tally = new Tally(
     sources.map((s) => s.name),
     shared && ((key, delta) => shared.add(key, delta)),
@@ -184,9 +113,8 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     sources.flatMap((s) => (s.destination ? [[s.name, s.destination] as const] : [])),
   )
   // With a queue server, its bus tells every process of settings changes and console records.
-  const bus = server ? new QueueBus(server, onQueueError) : undefined
   const recorder = config.adminToken === undefined ? undefined : new ConsoleRecorder()
-  const sharedConsole = recorder && bus ? shareConsole(recorder, bus) : undefined
+  const sharedConsole = recorder && durable?.shareConsole(recorder)
   const queueOptions = {
     destinations,
     concurrency: config.deliveryConcurrency,
@@ -198,16 +126,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   let settingsLoaded = () => {}
   const startAfter = new Promise<void>((resolve) => (settingsLoaded = resolve))
   // The one place the delivery queue is chosen: a queue server when configured, else memory.
-  const queue: DeliveryQueue = server
-    ? new BullmqQueue({
-      ...queueOptions,
-      server,
-      onError: onQueueError,
-      counters: shared!,
-      startAfter,
-      ...(sharedConsole && { traces: sharedConsole.traces }),
-    })
-    : new MemoryQueue(queueOptions)
+  const queue: DeliveryQueue = durable ? durable.deliveryQueue({ ...queueOptions, startAfter }) : new MemoryQueue(queueOptions)
   // The console's record, where ingest and the admin requests record what they queue.
   const recording = sharedConsole
     ? { record: sharedConsole.record, traceId: sharedConsole.traceId }
@@ -215,7 +134,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const admin: AdminState = {
     byName,
     queue,
-    memberships: shared ? new SharedMemberships(shared) : new MemoryMemberships(),
+    memberships: durable?.memberships() ?? new MemoryMemberships(),
     turns: new Map(),
     rooms: new RoomWaits(),
     maxPending: config.maxPendingDeliveries,
@@ -230,14 +149,11 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   const deletion = (request: DeletionRequest) => (open('requestDeletion'), requestDeletion(admin, request))
   const audience = async (request: AudienceSyncRequest) => (open('syncAudience'), syncAudience(admin, request))
 
-  const stats = (): CollectorStats => {
-    const { requests, rejected, metrics, lastReceivedAt, totals } = tally.snapshot()
-    return { requests, rejected, metrics, lastReceivedAt, ...totals, ...queue.counts() }
-  }
+  const stats = (): CollectorStats => collectorStats(tally, queue.counts())
 
   // Console settings: the config's own store, else the queue server's (shared), else memory.
-  const store = config.settings ?? (bus ? queueSettings(bus, onQueueError) : memorySettings)
-  const settings = createSourceSettings({ config, store, sources, queue, report: onQueueError })
+  const store = config.settings ?? durable?.settings() ?? memorySettings
+  const settings = createSourceSettings({ config, store, sources, queue, report: durable?.report ?? onQueueError })
   void settings.ready.then(settingsLoaded)
   // One limit on wrong admin tokens for every admin endpoint, the console's included.
   const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
@@ -276,10 +192,10 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
   // With a queue server, that wait and the write share one deadline, 5 s from the request's arrival:
   // past it, ingest and the admin endpoints are answered 503 QUEUE_UNAVAILABLE (`isStarting`).
   let ready = false
-  const started = Promise.all([settings.ready, bus?.ready().catch(() => {}), loadExactJson()]).then(() => void (ready = true))
+  const started = Promise.all([settings.ready, durable?.ready(), loadExactJson()]).then(() => void (ready = true))
   const answer: CollectorCore = (head, full) => (ready ? core(head, full) : whenStarted(head, full))
   async function whenStarted(head: RequestHead, full: () => Request): Promise<Response | JsonAnswer> {
-    if (!server) return started.then(() => core(head, full))
+    if (!durable) return started.then(() => core(head, full))
     const by = writeDeadline()
     await settlesWithin(started, QUEUE_WRITE_WAIT_MS)
     return core(setRequestDeadline(head, by), () => setRequestDeadline(full(), by))
@@ -305,15 +221,13 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
     if (queue.durable) void admin.rooms.stop()
     else await admin.rooms.stop()
     const { drained, pending, stopped, reached } = await queue.close(timeoutMs)
-    sharedConsole?.close()
-    // A bus that did not say goodbye in time waits on a server that does not answer: dropped.
-    if (bus && !(await settlesWithin(bus.close(), Math.max(0, deadline - Date.now())))) server?.sockets?.drop()
+    await durable?.close(deadline)
     if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs, reached)}`)
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)
     return { drained, pending, stopped: stopped ?? 0, ...(queue.durable && { queueReached: reached ?? true }), stats: stats() }
   }
 
-  return {
+  const collector: Collector = {
     fetch,
     requestDeletion: deletion,
     syncAudience: audience,
@@ -326,6 +240,7 @@ export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): C
       return closing !== undefined
     },
   }
+  return { collector, admin }
 }
 
 /**

@@ -55,6 +55,9 @@ export interface Dispatch {
   settled: Promise<{ delivered: number; failed: number }>
 }
 
+/** Payloads to send, by source. */
+export type Targets = Array<[SourceRuntime, WebhookPayload[]]>
+
 /** How many admin payloads are offered to the queue at once (fewer when the backlog limit is lower). */
 const CHUNK = 500
 /**
@@ -118,7 +121,7 @@ export class NoRoomError extends Error {
  * With a queue server, `settled` resolves once every payload is held there (or given up on):
  * delivering them is then the queue's business (any process's), counted in `GET /v1/stats`.
  */
-export function send(state: SendState, targets: Array<[SourceRuntime, WebhookPayload[]]>, origin: Origin, remember?: (queued: readonly WebhookPayload[], all: boolean) => Promise<void>): Dispatch {
+export function send(state: SendState, targets: Targets, origin: Origin, remember?: (queued: readonly WebhookPayload[], all: boolean) => Promise<void>): Dispatch {
   const { queue } = state
   const outcomes: Promise<boolean>[] = []
   const size = Math.max(1, Math.min(CHUNK, state.maxPending))
@@ -172,5 +175,19 @@ export function send(state: SendState, targets: Array<[SourceRuntime, WebhookPay
     const delivered = results.filter(Boolean).length
     return { delivered, failed: queue.durable ? 0 : results.length - delivered }
   })
-  return { sources: targets.map(([s]) => s.name), payloads: targets.flatMap(([, p]) => p), queued, settled }
+  return { ...listed(targets), queued, settled }
 }
+
+/**
+ * `send` once `state` is there (the collector made in durable mode, see durable-start.ts). If
+ * it never is (already reported), nothing is queued: `queued` rejects with its error.
+ */
+export function sendLater(state: Promise<SendState>, targets: Targets, origin: Origin): Dispatch {
+  const sending = state.then((ready) => send(ready, targets, origin))
+  const queued = sending.then((dispatch) => dispatch.queued)
+  queued.catch(() => {})
+  return { ...listed(targets), queued, settled: sending.then((dispatch) => dispatch.settled, () => ({ delivered: 0, failed: 0 })) }
+}
+
+/** What a dispatch of `targets` sends: its sources' names and the payloads. */
+const listed = (targets: Targets): Pick<Dispatch, 'sources' | 'payloads'> => ({ sources: targets.map(([s]) => s.name), payloads: targets.flatMap(([, p]) => p) })

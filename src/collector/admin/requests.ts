@@ -9,7 +9,7 @@ import { describe, isPlainObject } from '../../message/validate.js'
 import { audienceSync, toWebhookPayload, type WebhookPayload } from '../../webhooks/index.js'
 import type { SourceRuntime } from '../sources.js'
 import { AUDIENCE_TURN_TTL_MS, type MembershipStore } from '../state/memberships.js'
-import { send, type Dispatch, type Origin, type SendState } from './dispatch.js'
+import { send, type Dispatch, type Origin, type SendState, type Targets } from './dispatch.js'
 
 export type { Dispatch } from './dispatch.js'
 
@@ -68,7 +68,14 @@ function knownSource(byName: ReadonlyMap<string, SourceRuntime>, name: unknown, 
 
 /** One `delete` payload for each affected source whose Webhooks destination is enabled. */
 export function requestDeletion(state: AdminState, input: DeletionRequest): Dispatch {
-  const { byName } = state
+  return send(state, deletionTargets(state.byName, input), { origin: 'deletion' })
+}
+
+/**
+ * A deletion request's payloads, by source (those affected whose Webhooks destination is
+ * enabled); throws a `ValidationError` naming what is wrong with `input`.
+ */
+export function deletionTargets(byName: ReadonlyMap<string, SourceRuntime>, input: DeletionRequest): Targets {
   const request = requireObject(input, 'a deletion request { userId, sources? }')
   const userId = requireString(request.userId, 'userId')
   let affected: SourceRuntime[]
@@ -77,13 +84,9 @@ export function requestDeletion(state: AdminState, input: DeletionRequest): Disp
     throw new ValidationError('sources', `Expected \`sources\` to be an array of source names, got ${describe(request.sources)}.`)
   } else affected = [...new Set(request.sources.map((name: unknown, i) => knownSource(byName, name, `sources[${i}]`)))]
   const timestamp = new Date().toISOString()
-  return send(
-    state,
-    affected
-      .filter((source) => source.destination !== undefined)
-      .map((source) => [source, [toWebhookPayload({ type: 'delete', userId, timestamp })]]),
-    { origin: 'deletion' },
-  )
+  return affected
+    .filter((source) => source.destination !== undefined)
+    .map((source) => [source, [toWebhookPayload({ type: 'delete', userId, timestamp })]])
 }
 
 /** `audienceSync`'s payloads, its refusal of a name with no letter or digit naming `audience`. */

@@ -24,7 +24,7 @@ export type { ConsoleContext } from './endpoints.js'
 export type { SavedIf, SettingsStore, SourceView } from './settings.js'
 export { memorySettings } from './settings.js'
 export { ConsoleRecorder } from './recorder.js'
-export { shareConsole, type SharedConsole } from './shared.js'
+export type { SharedConsole } from './shared.js'
 
 /**
  * Each source's Webhooks settings, kept by `store` and applied to the sources and the queue.

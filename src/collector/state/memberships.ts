@@ -1,10 +1,9 @@
 /**
  * Audience memberships: the members each audience had at its last sync on a source, the base of
- * the next sync's diff. `MemoryMemberships` keeps them in this process; `SharedMemberships` in
- * the queue server, so a restart or another process diffs against the same base, and the syncs
- * of one audience on several processes take turns (`turn`).
+ * the next sync's diff. `MemoryMemberships` keeps them in this process; `SharedMemberships`
+ * (./shared-memberships.ts, durable mode) in the queue server, so a restart or another process
+ * diffs against the same base, and the syncs of one audience on several processes take turns (`turn`).
  */
-import type { SharedState } from './shared-state.js'
 
 export interface MembershipStore {
   get(source: string, audience: string): Promise<readonly string[] | undefined>
@@ -35,7 +34,8 @@ export class AudienceBusyError extends Error {
   readonly code = 'AUDIENCE_BUSY'
 }
 
-const keyOf = (source: string, audience: string) => JSON.stringify([source, audience])
+/** The key of an audience's membership on a source. */
+export const keyOf = (source: string, audience: string): string => JSON.stringify([source, audience])
 
 export class MemoryMemberships implements MembershipStore {
   readonly #members = new Map<string, readonly string[]>()
@@ -46,24 +46,5 @@ export class MemoryMemberships implements MembershipStore {
 
   async set(source: string, audience: string, members: readonly string[]): Promise<void> {
     this.#members.set(keyOf(source, audience), members)
-  }
-}
-
-export class SharedMemberships implements MembershipStore {
-  /** `turnWaitMs`: how long `turn` waits for another process's sync (tests shorten it). */
-  constructor(private readonly state: SharedState, private readonly turnWaitMs = AUDIENCE_TURN_WAIT_MS) {}
-
-  get(source: string, audience: string): Promise<readonly string[] | undefined> {
-    return this.state.getMembers(keyOf(source, audience))
-  }
-
-  set(source: string, audience: string, members: readonly string[]): Promise<void> {
-    return this.state.setMembers(keyOf(source, audience), members)
-  }
-
-  async turn(source: string, audience: string): Promise<() => Promise<void>> {
-    const end = await this.state.turn(`audience:${keyOf(source, audience)}`, AUDIENCE_TURN_TTL_MS, this.turnWaitMs)
-    if (end) return end
-    throw new AudienceBusyError(`Source "${source}": audience ${JSON.stringify(audience)} is being synced by another collector process, still after ${this.turnWaitMs / 1000} s.`)
   }
 }

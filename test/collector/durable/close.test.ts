@@ -187,6 +187,23 @@ describe('after close() resolves, nothing of a durable collector keeps the proce
   }, 60_000)
 })
 
+describe('the CommonJS build (`require`)', () => {
+  it('loads durable mode from its own file: a batch through Redis is delivered, and the process ends after close()', async () => {
+    const server = await startRedis()
+    const receiver = await startReceiver(() => 200)
+    try {
+      const collector = await startLibraryProcess({ QUEUE: server.url, WEBHOOK: receiver.url, COLLECTOR_MODULE: '../../../dist/collector.cjs' })
+      expect(await collector.send(batchText(90_500, 1))).toBe(200)
+      await until(() => receiver.accepted.some((r) => r.messageId === 'm-90500'), 'the delivery')
+      await expectEndsOnItsOwn(collector)
+      expect(collector.log.filter((line) => line.startsWith('onError'))).toEqual([])
+    } finally {
+      await receiver.close()
+      await server.stop()
+    }
+  }, 60_000)
+})
+
 describe('a request waiting on the queue server when close() gives up on it', () => {
   it('PostgreSQL frozen: the request is answered 503 (the sender retries), and the dropped connections are not reported', async () => {
     const server = await startPostgres()

@@ -1,14 +1,18 @@
 // A library user's process with a durable collector, for the tests of what `close()` leaves
 // running: no server, no CLI, no `process.exit`. Env: QUEUE (queue server URL), WEBHOOK, SECRET,
-// DRAIN (drain timeout, ms), CONCURRENCY, COLLECTOR_MODULE (default ../../../dist/collector.js).
+// DRAIN (drain timeout, ms), CONCURRENCY, COLLECTOR_MODULE (default ../../../dist/collector.js;
+// a `.cjs` build is loaded with `require`, as a CommonJS user does).
 // Debug lines and reported errors go to stderr. Over IPC: `{ send: body }` posts a batch and
 // prints `{"status":…}`; `{ close: true }` disconnects the IPC channel, so that nothing of the
 // test holds the process, calls `collector.close()` and prints `{"closed":report}` once it
 // resolved. The process should then end on its own. With CLOSE_AT_ONCE set (and no IPC), `close()`
 // is called right after `createCollector()`, before any connection is made; the `started` line
 // then says when (`closeCalledAt`, ms since epoch).
+import { createRequire } from 'node:module'
+
 const env = process.env
-const { createCollector } = await import(env.COLLECTOR_MODULE ?? '../../../dist/collector.js')
+const collectorModule = env.COLLECTOR_MODULE ?? '../../../dist/collector.js'
+const { createCollector } = collectorModule.endsWith('.cjs') ? createRequire(import.meta.url)(collectorModule) : await import(collectorModule)
 const collector = createCollector({
   sources: [
     {
