@@ -17,7 +17,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { ClientClosedError, isQueueFullError, type Client } from '../../src/index.js'
 import { collector, createTestClient, HttpResponse, installServer, server, settle, trackInput } from '../helpers/client.js'
 import { prng } from '../helpers/prng.js'
-import { fcParameters } from './support.js'
+import { fcParameters, fuzzTimeout } from './support.js'
 
 installServer()
 
@@ -145,5 +145,5 @@ describe('accepted = delivered + failed + dropped + pending', () => {
       }),
       fcParameters(40),
     )
-  }, 120_000)
+  }, fuzzTimeout())
 })
