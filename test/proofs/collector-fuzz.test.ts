@@ -20,7 +20,7 @@ afterEach(closeCollectors)
 
 const INGEST = ['/v1/batch', '/v1/b', '/v1/import', '/beacon/v1/batch', '/v1/m', '/v1/identify', '/v1/track', '/v1/page', '/v1/screen', '/v1/group', '/v1/alias', '/v1/t', '/v1/i', '/v1/p', '/v1/s', '/v1/g', '/v1/a']
 const ADMIN = ['/v1/deletions', '/v1/audiences', '/v1/stats']
-const CONSOLE = ['/v1/admin/sources', '/v1/admin/sources/app/webhooks', '/v1/admin/sources/%E0%A4%A/webhooks', '/v1/admin/sources/nope/webhooks', '/v1/admin/messages', '/v1/admin/messages/1', '/v1/admin/messages/1/retry', '/v1/admin/messages/99999999999999999999/retry', '/v1/admin/audiences', '/v1/admin/activity', '/console', '/console/app.js']
+const CONSOLE = ['/v1/admin/sources', '/v1/admin/sources/app/webhooks', '/v1/admin/sources/%E0%A4%A/webhooks', '/v1/admin/sources/nope/webhooks', '/v1/admin/messages', '/v1/admin/messages/stream', '/v1/admin/messages/1', '/v1/admin/messages/1/retry', '/v1/admin/messages/99999999999999999999/retry', '/v1/admin/audiences', '/v1/admin/activity', '/console', '/console/app.js']
 
 const path = fc.oneof(
   { arbitrary: fc.constantFrom(...INGEST, ...ADMIN, ...CONSOLE), weight: 8 },
@@ -118,7 +118,7 @@ const ROUTES: ReadonlyArray<{ path: string; method: string; authorization: strin
   { path: '/v1/deletions', method: 'POST', authorization: `Bearer ${TOKEN}` },
   { path: '/v1/audiences', method: 'POST', authorization: `Bearer ${TOKEN}` },
   { path: '/v1/stats', method: 'GET', authorization: `Bearer ${TOKEN}` },
-  ...['/v1/admin/sources', '/v1/admin/sources/app/webhooks', '/v1/admin/messages', '/v1/admin/messages/1', '/v1/admin/audiences', '/v1/admin/activity']
+  ...['/v1/admin/sources', '/v1/admin/sources/app/webhooks', '/v1/admin/messages', '/v1/admin/messages/stream', '/v1/admin/messages/1', '/v1/admin/audiences', '/v1/admin/activity']
     .map((path) => ({ path, method: 'GET', authorization: `Bearer ${TOKEN}` })),
   { path: '/v1/admin/sources/app/webhooks', method: 'PUT', authorization: `Bearer ${TOKEN}` },
   { path: '/v1/admin/messages/1/retry', method: 'POST', authorization: `Bearer ${TOKEN}` },
