@@ -170,7 +170,11 @@ export class BullmqConnection {
     worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
-    if (this.deps.server.kind === 'redis') await this.#checkRedis(queue)
+    // In the background: the queue is usable whatever the check finds, or however long it takes.
+    // (A command cut short by close() is no news.)
+    if (this.deps.server.kind === 'redis') {
+      this.#checkRedis(queue).catch((error: Error) => this.deps.closing() || this.deps.report('queue server', error))
+    }
     const failed = (error: unknown) => this.deps.log(`queue server counters: ${messageOf(error)}`)
     await reconcilePending(queue, counters).catch(failed)
     this.deps.snapshot(await counters.read())
