@@ -53,7 +53,7 @@ async function startRedis() {
     })
   })
   const dir = mkdtempSync(join(tmpdir(), 'cluster-redis-'))
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes'], { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (chunk) => (out += chunk) && /Ready to accept connections/.test(out) && resolve())

@@ -29,12 +29,17 @@ function requireBinary(path, install) {
 
 const REDIS = '/usr/bin/redis-server'
 
-/** A fresh redis-server; `port` lets a test restart one on the same port. */
+/**
+ * A fresh redis-server; `port` and `dir` let a test restart one on the same port and data. It
+ * runs as the collector asks (append-only file on, `noeviction`); `persistence: false` runs it
+ * with none (`--save "" --appendonly no`), which the collector warns about; `args`: more flags.
+ */
 export async function startRedis(options = {}) {
   const binary = requireBinary(REDIS, 'apt-get install -y redis-server')
   const port = options.port ?? (await freePort())
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ia-redis-'))
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
+  const persistence = options.persistence === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes']
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--protected-mode', 'no', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   await waitForOutput(child, /Ready to accept connections/, 'redis-server')
@@ -61,7 +66,8 @@ export async function startPostgres(options = {}) {
   const initdb = requireBinary(join(PG_BIN, 'initdb'), 'apt-get install -y postgresql')
   const postgres = requireBinary(join(PG_BIN, 'postgres'), 'apt-get install -y postgresql')
   const port = options.port ?? (await freePort())
-  const dir = mkdtempSync(join(tmpdir(), 'ia-pg-'))
+  // `options.dir` (from a stopped server's `dir`): its cluster again, data kept.
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ia-pg-'))
   const asRoot = process.getuid?.() === 0
   const wrap = (command, args) => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args])
   if (asRoot) {
@@ -72,7 +78,7 @@ export async function startPostgres(options = {}) {
   }
   const data = join(dir, 'data')
   const [cmd, args] = wrap(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'])
-  const init = spawnSync(cmd, args, { encoding: 'utf8' })
+  const init = existsSync(data) ? { status: 0 } : spawnSync(cmd, args, { encoding: 'utf8' })
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`)
   const [pcmd, pargs] = wrap(postgres, ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'])
   const child = spawn(pcmd, pargs, { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -81,6 +87,8 @@ export async function startPostgres(options = {}) {
   let everFrozen = false
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    dir,
     freeze: (on) => {
       frozen = on
       everFrozen ||= on
@@ -96,9 +104,19 @@ export async function startPostgres(options = {}) {
       }
       // runuser, resumed, may miss a SIGTERM (it waits for its child again without looking):
       // the postmaster is told itself, and runuser ends with it.
-      const kill = everFrozen ? () => process.kill(postmasterPid(data), 'SIGTERM') : undefined
-      return stopChild(child, () => rmSync(dir, { recursive: true, force: true }), kill)
+      // A cluster kept for a restart (`options.dir`) is shut down fast (SIGINT: sessions ended,
+      // data written), and is stopped once its lock file is gone, so the next start can take it.
+      const kept = options.dir !== undefined
+      const kill = everFrozen || kept ? () => process.kill(postmasterPid(data), kept ? 'SIGINT' : 'SIGTERM') : undefined
+      return stopChild(child, () => !kept && rmSync(dir, { recursive: true, force: true }), kill).then(() => kept && gone(join(data, 'postmaster.pid')))
     },
+  }
+}
+
+/** Resolves once `path` no longer exists (within 10 s, else rejects). */
+async function gone(path) {
+  for (const deadline = Date.now() + 10_000; existsSync(path); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error(`${path} still exists after 10 s`)
   }
 }
 

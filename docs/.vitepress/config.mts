@@ -25,6 +25,7 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Console and admin API', link: '/console' },
       { text: 'Audiences and deletions', link: '/audiences-and-deletions' },
       { text: 'The CLI', link: '/cli' },
+      { text: 'Security', link: '/security' },
     ],
   },
   {

@@ -92,8 +92,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     // A listener that throws is reported on console.error (the emitter does it).
     this.#events = new Emitter<ClientEvents>(['flush', 'retry', 'error'])
     this.#delivery = new Delivery(this.#options, this.#bodies, {
+      // Out of flight as each part of a batch settles (a 413's halves settle apart).
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
+        this.#stats.inFlight -= batch.length
         if (this.#log.enabled) this.#log(`delivered ${count(batch.length, 'message')} (${status})`)
         this.#events.emit('flush', () => withMessages(batch, { status }))
       },
@@ -103,6 +105,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       },
       failed: (error) => {
         this.#stats.failed += error.messages.length
+        this.#stats.inFlight -= error.messages.length
         this.#report(error)
       },
     }, this.#log)
@@ -443,7 +446,6 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         // Settled: every message delivered or failed for good (and reported), so out of storage.
         this.#store.remove(batch)
         if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) for (const m of batch) release(m as Held)
-        this.#stats.inFlight -= batch.length
         this.#pending.delete(sending)
         return outcome
       })

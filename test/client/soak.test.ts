@@ -7,20 +7,9 @@
  */
 import { describe, expect, it, vi } from 'vitest'
 import { collector, createTestClient, HttpResponse, installServer, listen, trackInput } from '../helpers/client.js'
+import { prng } from '../helpers/prng.js'
 
 installServer()
-
-/** mulberry32: a small seeded PRNG, so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const TOTAL = 20_000
 const T0 = Date.parse('2026-11-22T10:00:00.000Z')

@@ -22,6 +22,7 @@ import { JobRunner } from './bullmq-jobs.js'
 import { workerErrors } from './worker-errors.js'
 import { mergeBatchJobs, type BatchJob } from './batch-merge.js'
 import type { TraceSink } from './queue.js'
+import { redisSettingsWarnings, watchRedisData, type RedisCommands } from './redis-durability.js'
 
 type Bullmq = typeof import('bullmq')
 type Job = import('bullmq').Job
@@ -169,6 +170,11 @@ export class BullmqConnection {
     worker.on('completed', (job) => runner.completed(job))
     await queue.waitUntilReady()
     await worker.waitUntilReady()
+    // In the background: the queue is usable whatever the check finds, or however long it takes.
+    // (A command cut short by close() is no news.)
+    if (this.deps.server.kind === 'redis') {
+      this.#checkRedis(queue).catch((error: Error) => this.deps.closing() || this.deps.report('queue server', error))
+    }
     const failed = (error: unknown) => this.deps.log(`queue server counters: ${messageOf(error)}`)
     await reconcilePending(queue, counters).catch(failed)
     this.deps.snapshot(await counters.read())
@@ -177,6 +183,18 @@ export class BullmqConnection {
     if (!this.deps.closing()) this.#refresh = refreshCounts(queue, counters, this.deps.snapshot, failed)
     const adds = new CoalescedWrites<BatchJob>((jobs) => add(mergeBatchJobs(jobs)))
     return (this.#opened = { bullmq, queue, worker, runner, counters, adds })
+  }
+
+  /**
+   * Redis: says plainly when it would lose deliveries answered 200 (no persistence, an eviction
+   * policy), and watches for a loss (`redis-durability.ts`). Reported, never fatal.
+   */
+  async #checkRedis(queue: Queue): Promise<void> {
+    const where = new URL(this.deps.server.url).host
+    const report = (error: Error) => this.deps.report('queue server', error)
+    const client = (await (queue.getBackend() as { client: Promise<unknown> }).client) as RedisCommands
+    for (const warning of await redisSettingsWarnings(client, where)) report(new Error(warning))
+    await watchRedisData(client, where, report)
   }
 
   /** At `close`: the shared counters are no longer read into the snapshot. */
