@@ -136,6 +136,9 @@ export const DEFAULTS = Object.freeze({
   maxRetryDelay: 30_000,
 })
 
+/** What a missing write key's error adds (server builds): how to make the client where the key may be unset. */
+export const MISSING_KEY_HINT = 'Is its environment variable unset here? A build (`next build` prerenders every module) often runs without it: make the client on first use, not as the module loads: `let client; const analytics = () => (client ??= new Client(process.env.WRITE_KEY))`.'
+
 /** Longest `Retry-After` we honour. */
 export const MAX_RETRY_AFTER_MS = 300_000
 
@@ -244,7 +247,12 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   // string here is blank, shown as it is). So are options that are not an object: a write key
   // passed in their place would be shown.
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
-    throw expected(ConfigError, 'writeKey', 'a non-empty string', writeKey, typeof writeKey !== 'string')
+    const error = expected(ConfigError, 'writeKey', 'a non-empty string', writeKey, typeof writeKey !== 'string')
+    // Missing, most often an environment variable unset where a framework builds (`next build`
+    // prerenders every module that makes a client). Not in the browser build, for size: a page
+    // runs with the key its build gave it.
+    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && (writeKey == null || writeKey === '')) error.message += ` ${MISSING_KEY_HINT}`
+    throw error
   }
   if (!isPlainObject(input)) {
     throw expected(ConfigError, 'options', 'an object', input, true)

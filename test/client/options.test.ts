@@ -152,6 +152,23 @@ describe('writeKey', () => {
     expect(error.message).not.toMatch(/1234|5678|4f9a/)
   })
 
+  it.each([[undefined], [null], ['']])('a missing one (%j) says how to make the client where the key is unset, as while a framework builds', (key) => {
+    const error = configError(() => new Client(key as never))
+    expect(error.message).toMatch(/^Expected `writeKey` to be a non-empty string, got [^.]+\. Is its environment variable unset here\?/)
+    expect(error.message).toContain('make the client on first use, not as the module loads: `let client; const analytics = () => (client ??= new Client(process.env.WRITE_KEY))`.')
+  })
+
+  it('the browser build leaves the hint out (for size: a page runs with the key its build gave it)', async () => {
+    const { Client: BrowserClient } = await browserBuild()
+    let message = ''
+    try {
+      new BrowserClient(undefined as never)
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).toBe('Expected `writeKey` to be a non-empty string, got `undefined`.')
+  })
+
   it('a blank one is shown as it is (it holds nothing)', () => {
     expect(configError(() => new Client('   ')).message).toBe('Expected `writeKey` to be a non-empty string, got `"   "`.')
   })
