@@ -18,7 +18,11 @@ import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 import { buildConsoleAssets } from './console-assets.mjs'
 
-export const BUDGET_GZ_BYTES = 10 * 1024
+/**
+ * 11 KB: 10 KB until option `browserContext` (the page and the browser under each message's
+ * context, on by default in browsers) added about 0.5 KB gzipped (10,240 → 10,737 B).
+ */
+export const BUDGET_GZ_BYTES = 11 * 1024
 /** The collector console's assets (script + stylesheet, as served), gzipped, in all. */
 export const CONSOLE_BUDGET_GZ_BYTES = 60 * 1024
 

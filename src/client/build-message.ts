@@ -4,7 +4,7 @@
  * and `integrations`, and serialised once.
  */
 import { mergeUnder } from '../message/merge.js'
-import { isDate, validateMessage } from '../message/validate.js'
+import { isDate, isPlainObject, validateMessage } from '../message/validate.js'
 import { checkParts, serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
@@ -14,6 +14,8 @@ import { LIBRARY, stampedLength, stampedText, type Stamp } from './stamp.js'
 export interface MessageDefaults {
   context: JsonObject | undefined
   integrations: Integrations | undefined
+  /** A `page()`'s properties where the caller left them out (option `browserContext`). */
+  page?: JsonObject
 }
 
 /**
@@ -77,6 +79,8 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const { timestamp, messageId, context, integrations, traits, ...message } = input as Record<string, unknown>
   // Go v2 sent a Page's `Traits` as `properties`.
   if (type === 'page' && traits !== undefined) message.properties = message.properties === undefined ? traits : { ...(traits as JsonObject), ...(message.properties as JsonObject) }
+  // The page's own properties, under the caller's (a `properties` that is not an object is the caller's to answer for).
+  if (defaults.page && (message.properties === undefined || isPlainObject(message.properties))) message.properties = { ...defaults.page, ...(message.properties as JsonObject) }
   const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined) as Integrations | undefined
   const merged = mergeUnder(defaults.context, context as JsonObject | undefined)
   // The common message (no traits, integrations, context, messageId or type of its own; no `toJSON`):

@@ -20,6 +20,7 @@ import { buildMessage, queuedText, withMessages, type BuiltMessage, type QueuedM
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+import { withBrowserContext } from './page-context.js'
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 import { memoryStore, pageStore, type Store } from './store.js'
 
@@ -367,7 +368,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
-    const built = (typeof __BROWSER__ === 'boolean' && __BROWSER__) ? buildMessage(type, input, this.#options) : buildMessage(type, input, this.#options, holdsBytes(this.#options))
+    const parts = this.#options.browserContext
+    const defaults = parts ? withBrowserContext(this.#options, parts, type === 'page') : this.#options
+    const built = (typeof __BROWSER__ === 'boolean' && __BROWSER__) ? buildMessage(type, input, defaults) : buildMessage(type, input, defaults, holdsBytes(this.#options))
     const { schema } = this.#options
     this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>

@@ -12,6 +12,7 @@ import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
 import { canPersist, isBrowserLike, readDebugSetting } from '../platform/runtime.js'
 import { absolutePath } from '../platform/spill.js'
+import { BROWSER_CONTEXT_PARTS, type BrowserContextParts } from './page-context.js'
 import { platformTransport, type FetchLike, type Transport } from '../platform/transport.js'
 import { debugEnables } from '../logger.js'
 
@@ -92,6 +93,14 @@ export interface ClientOptions<Events = AnyEvents> {
    * messages still held at exit are reported as lost, never dropped silently.
    */
   spill?: { dir: string }
+  /**
+   * Browser pages and workers: add the page and the browser under each message's own `context`
+   * (`page`: `path`, `referrer`, `search`, `title`, `url`; `userAgent`; `locale`; `timezone`;
+   * `screen`), read at each call, and fill a `page()`'s `properties` from the document where the
+   * caller left them out. The caller's values always win. `false` turns it off; an object turns
+   * parts off (`{ screen: false }`). Default: on in browser pages and workers, off elsewhere.
+   */
+  browserContext?: boolean | BrowserContextParts
 }
 
 export interface ResolvedOptions {
@@ -115,6 +124,8 @@ export interface ResolvedOptions {
   readonly plainText: boolean
   readonly schema: Readonly<Record<string, StandardSchemaV1>> | undefined
   readonly persist: boolean
+  /** What `browserContext` adds (undefined: nothing). */
+  readonly browserContext: BrowserContextParts | undefined
   /** Where to spill at exit (option `spill`): the directory; undefined when off (and in the browser build). */
   readonly spillDir?: string
 }
@@ -144,7 +155,7 @@ export const MAX_RETRY_AFTER_MS = 300_000
 
 const KNOWN = new Set([
   ...Object.keys(DEFAULTS),
-  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill',
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill', 'browserContext',
 ])
 
 /**
@@ -305,9 +316,22 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     plainText: boolean(input, 'plainText', isBrowserLike()),
     schema: schemas(input),
     persist: boolean(input, 'persist', canPersist()),
+    browserContext: browserContextParts(input.browserContext),
     // (Server runtimes only: the browser build ignores it, as it has no file system.)
     ...(typeof __BROWSER__ === 'boolean' && __BROWSER__ ? {} : { spillDir: spillDir(input.spill) }),
   })
+}
+
+/** Option `browserContext`: the parts to add, or undefined for none. */
+function browserContextParts(value: unknown): BrowserContextParts | undefined {
+  if (value === undefined) return isBrowserLike() ? {} : undefined
+  if (value === true || value === false) return value ? {} : undefined
+  if (!isPlainObject(value)) throw expected(ConfigError, 'browserContext', 'a boolean or an object of booleans', value)
+  for (const [part, on] of Object.entries(value)) {
+    if (!(BROWSER_CONTEXT_PARTS as readonly string[]).includes(part)) throw new ConfigError(`browserContext.${part}`, `Unknown option \`browserContext.${part}\`; known: ${BROWSER_CONTEXT_PARTS.join(', ')}.`)
+    if (typeof on !== 'boolean') throw expected(ConfigError, `browserContext.${part}`, 'a boolean', on)
+  }
+  return Object.freeze({ ...value })
 }
 
 /** Option `spill`: `{ dir }`, a non-empty path (made absolute against the working directory). */

@@ -138,6 +138,33 @@ describe('Chromium page', () => {
   }, 60_000)
 })
 
+describe('Chromium page: browserContext (on by default)', () => {
+  it('each message carries the page and the browser under its context; page() fills its properties from the document', async () => {
+    const { page } = await open('/esm.html?plan=pro#top')
+    const ids = await page.evaluate(async (sink) => {
+      const IA = (window as unknown as { IA: typeof import('../../src/index.js') }).IA
+      const client = new IA.Client('browser-key', { endpoint: sink, flushAt: 100 })
+      const ids = [client.track({ userId: 'browser-user', event: 'context-track' }).messageId, client.page({ userId: 'browser-user', name: 'context-page', properties: { title: 'Mine' } }).messageId]
+      await client.close()
+      return ids
+    }, sink.url)
+    const [track, viewed] = ids.map((id) => sink.messages().find((m) => m.messageId === id)!)
+    const url = `${pages.url}/esm.html?plan=pro`
+    const pageContext = { path: '/esm.html', referrer: '', search: '?plan=pro', title: 'ready', url }
+    expect(track!.context).toEqual({
+      page: pageContext,
+      userAgent: await page.evaluate(() => navigator.userAgent),
+      locale: await page.evaluate(() => navigator.language),
+      timezone: await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
+      screen: await page.evaluate(() => ({ width: screen.width, height: screen.height, density: devicePixelRatio })),
+      library: { name: 'isomorphic-analytics', version: expect.any(String) },
+    })
+    expect(track!.context!.userAgent).toContain('Chrome')
+    expect(viewed!.properties).toEqual({ ...pageContext, title: 'Mine' })
+    await page.close()
+  }, 60_000)
+})
+
 describe('Chromium Web Worker', () => {
   it('a module worker importing the bundled package tracks and flushes, CORS-free', async () => {
     const { page, console } = await open('/worker.html')
@@ -156,6 +183,12 @@ describe('Chromium Web Worker', () => {
     const received = sink.messages().filter((m) => m.event?.startsWith('worker-'))
     expect(received.map((m) => m.messageId).sort()).toEqual([...answer.ids].sort())
     expectCorsFree(answer.ids, 'worker-key')
+    // browserContext in a worker: the browser's parts, no page (its location is the script's) and no screen.
+    for (const m of received) {
+      expect(m.context).toMatchObject({ userAgent: expect.stringContaining('Chrome'), locale: expect.any(String), timezone: expect.any(String) })
+      expect(m.context!.page).toBeUndefined()
+      expect(m.context!.screen).toBeUndefined()
+    }
     await page.close()
   }, 60_000)
 })
