@@ -59,6 +59,33 @@ describe('the console with two collectors on Redis', () => {
     }
   }, 60_000)
 
+  it("shows, on one process, each URL's outcome of an attempt another process made, and the payload as forwarded", async () => {
+    const refusing = await startReceiver(() => 500)
+    // Answers after URL 1 has: its 500 is heard first or late, the words end the same.
+    const accepting = await startReceiver(() => 200, () => 50)
+    try {
+      const env = { WEBHOOK: refusing.url, WEBHOOK2: accepting.url }
+      const [a, b] = await Promise.all([server.collector(env), server.collector(env)])
+      const page = await signedIn(b)
+      expect(await send(a.url, tracks(['dee']))).toBe(200)
+      const item = page.getByRole('listitem', { name: 'track Visit 0' })
+      await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
+      await item.getByRole('button', { name: 'Details of track Visit 0' }).click()
+      const words = page.getByRole('group', { name: 'Attempts of track Visit 0 in words' }).getByRole('paragraph')
+      await eventually(() => words.allTextContents()).toEqual([
+        expect.stringMatching(/^Attempt 1 at .*: accepted by URL 2 \(200\); URL 1 answered 500 and is not retried: the first URL to accept a message ends its delivery\.$/),
+      ])
+      const rows = page.getByRole('table', { name: 'Deliveries of track Visit 0' }).getByRole('row')
+      expect((await rows.nth(1).getByRole('cell').allTextContents()).slice(4, 6)).toEqual([expect.stringMatching(/^500/), expect.stringMatching(/^\d+ ms$/)])
+      expect((await rows.nth(2).getByRole('cell').allTextContents()).slice(4, 6)).toEqual(['200', expect.stringMatching(/^\d+ ms$/)])
+      await eventually(() => page.getByLabel('Payload as forwarded of track Visit 0').textContent()).toBe(accepting.accepted[0].raw)
+      await page.close()
+    } finally {
+      await refusing.close()
+      await accepting.close()
+    }
+  }, 60_000)
+
   it("confirms a sync naming the members another process's sync left", async () => {
     const receiver = await startReceiver(() => 200)
     try {

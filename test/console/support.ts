@@ -17,10 +17,16 @@ export interface ConsoleUnderTest {
   signedIn(name?: string): Promise<Page>
 }
 
-/** Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the file's tests; stops them after. */
-export function consoleUnderTest(config: CollectorConfig & { adminToken: string }): ConsoleUnderTest {
+/**
+ * Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the
+ * file's tests; stops them after. `prepare` runs first (receivers whose URLs `config` names, filled
+ * in then) and returns what stops what it started.
+ */
+export function consoleUnderTest(config: CollectorConfig & { adminToken: string }, prepare?: () => Promise<() => Promise<void>>): ConsoleUnderTest {
   const parts = { pageErrors: [] as string[] } as { -readonly [K in keyof ConsoleUnderTest]: ConsoleUnderTest[K] }
+  let cleanUp: (() => Promise<void>) | undefined
   beforeAll(async () => {
+    cleanUp = await prepare?.()
     parts.collector = createCollector(config)
     parts.server = await startServer(parts.collector, { port: 0 })
     parts.browser = await launchChromium()
@@ -29,6 +35,7 @@ export function consoleUnderTest(config: CollectorConfig & { adminToken: string 
     await parts.browser?.close()
     await parts.server?.close()
     await parts.collector?.close(0)
+    await cleanUp?.()
   })
   parts.signedIn = async (name = 'web') => {
     const page = await parts.browser.context.newPage()

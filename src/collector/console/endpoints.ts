@@ -9,7 +9,7 @@
  * - `GET  /v1/admin/messages?since=&boot=&limit=` and filters `type=&event=&source=&origin=&userId=&anonymousId=&outcome=`:
  *                                              recent messages (and deletion / audience payloads) and their deliveries
  * - `GET  /v1/admin/messages/stream?since=&boot=` and the same filters: the same, as Server-Sent Events
- * - `GET  /v1/admin/messages/{id}`             one of them
+ * - `GET  /v1/admin/messages/{id}`             one of them, with `payload`: the exact body forwarded
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
  * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
@@ -174,7 +174,9 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     only('GET', request, path)
     const record = context.recorder.get(id)
     if (record === undefined) throw notFound(path, `No message ${JSON.stringify(id)} is in the console's record.`)
-    return exactJson(shownRecord(record))
+    // The body as each receiver got it: only here, so that a list of 500 records stays small.
+    const payload = context.recorder.payloadOf(id)
+    return exactJson({ ...shownRecord(record), ...(payload !== undefined && { payload }) })
   }
   throw notFound(path)
 }

@@ -131,6 +131,11 @@ export class ConsoleRecorder {
     return this.#entries.get(id)?.record
   }
 
+  /** The exact body forwarded for record `id` (what each receiver got), when it is held. */
+  payloadOf(id: string): string | undefined {
+    return this.#entries.get(id)?.body
+  }
+
   /** The traceId of record `id` (durable mode), which names its delivery in every process. */
   traceIdOf(id: string): string | undefined {
     return this.#entries.get(id)?.traceId

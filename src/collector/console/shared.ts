@@ -28,6 +28,9 @@ interface WireResult {
   status?: number
   error?: string
   pending?: true
+  /** The answer's first KB and the duration (`UrlResult`). */
+  b?: string
+  ms?: number
 }
 
 type TraceNotice = { t: string } & (
@@ -66,6 +69,8 @@ export interface SharedConsole {
 }
 
 const MAX_SHARED_BYTES = 6_000
+/** Bytes the answers of one notice's results take at most, as JSON (a PostgreSQL notice holds 7,800). */
+const MAX_ANSWER_BYTES = 3_600
 const MAX_ERROR_CHARS = 300
 /** Traces heard before their message (kept for at most this many traceIds). */
 const MAX_WAITING = 1_000
@@ -77,8 +82,29 @@ const toWire = (r: UrlResult): WireResult => ({
   ...(r.status !== undefined && { status: r.status }),
   ...(r.error !== undefined && { error: r.error.message.slice(0, MAX_ERROR_CHARS) }),
   ...(r.pending && { pending: true as const }),
+  ...(r.answer !== undefined && { b: r.answer }),
+  ...(r.durationMs !== undefined && { ms: r.durationMs }),
 })
-const fromWire = ({ error, ...r }: WireResult): UrlResult => ({ ...r, ...(error !== undefined && { error: new Error(error) as UrlResult['error'] }) })
+const fromWire = ({ error, b, ms, ...r }: WireResult): UrlResult => ({
+  ...r,
+  ...(error !== undefined && { error: new Error(error) as UrlResult['error'] }),
+  ...(typeof b === 'string' && { answer: b }),
+  ...(typeof ms === 'number' && { durationMs: ms }),
+})
+
+/**
+ * `results` with their answers cut to share `MAX_ANSWER_BYTES` when they would take more (five
+ * URLs answering a KB each, or text that JSON escapes): the notice must fit one bus message.
+ */
+function fitted(results: WireResult[]): WireResult[] {
+  let total = 0
+  for (const r of results) if (r.b !== undefined) total += r.b.length * 6
+  if (total <= MAX_ANSWER_BYTES) return results
+  const sizes = results.map((r) => (r.b === undefined ? 0 : encoder.encode(JSON.stringify(r.b)).length))
+  const used = sizes.reduce((a, b) => a + b, 0)
+  if (used <= MAX_ANSWER_BYTES) return results
+  return results.map((r, i) => (r.b === undefined ? r : { ...r, b: r.b.slice(0, Math.floor((r.b.length * MAX_ANSWER_BYTES) / used)) }))
+}
 
 function replay(n: TraceNotice): (trace: DeliveryTrace) => void {
   if (n.k === 'attempt') return (t) => t.attempt(n.a, n.u)
@@ -168,9 +194,9 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
       }
       return {
         attempt: (a, urls) => tell({ t: traceId, k: 'attempt', a, u: [...urls] }),
-        retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: results.map(toWire), d }),
-        settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: results.map(toWire) }),
-        late: (result) => tell({ t: traceId, k: 'late', r: toWire(result) }),
+        retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: fitted(results.map(toWire)), d }),
+        settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: fitted(results.map(toWire)) }),
+        late: (result) => tell({ t: traceId, k: 'late', r: fitted([toWire(result)])[0] }),
       }
     },
     record(source, message, forward, admin = {}) {

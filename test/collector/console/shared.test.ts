@@ -59,3 +59,57 @@ describe('shareConsole: admin payloads (deletion requests, audience syncs)', () 
     expect(recorder.get('1')).toMatchObject({ type: 'identify', name: 'Fans', origin: 'audience', userId: 'ada' })
   })
 })
+
+describe('shareConsole: trace notices', () => {
+  /** Two processes' consoles on one bus: what one publishes, the other hears. */
+  function linked() {
+    const listeners: Array<(topic: string, data: unknown) => void> = []
+    const sizes: number[] = []
+    const busOf = (other: number) => ({
+      id: `p${other}`,
+      publish: async (topic: string, data: unknown) => {
+        sizes.push(new TextEncoder().encode(JSON.stringify(data)).length)
+        listeners[other]?.(topic, JSON.parse(JSON.stringify(data)))
+      },
+      subscribe: (listener: (topic: string, data: unknown) => void) => ((listeners[1 - other] = listener), () => {}),
+    }) as unknown as QueueBus
+    const recorders = [new ConsoleRecorder(), new ConsoleRecorder()]
+    const shared = [shareConsole(recorders[0], busOf(1)), shareConsole(recorders[1], busOf(0))]
+    return { recorders, shared, sizes }
+  }
+
+  it("carry each URL's answer (its first KB) and duration to the other processes' records", () => {
+    const { recorders, shared } = linked()
+    const traceId = shared[0].traceId()!
+    shared[0].record('web', { type: 'track', event: 'Paid', userId: 'ada' }, { body: '{"version":1}', traceId })
+    const trace = shared[0].traces(traceId)
+    trace.attempt(1, ['https://a.test/hook', 'https://b.test/hook'])
+    trace.settled(true, [
+      { url: 'https://a.test/hook', attempt: 1, status: 500, answer: 'database down', durationMs: 12, error: new Error('https://a.test/hook answered 500.') as never },
+      { url: 'https://b.test/hook', attempt: 1, status: 200, answer: 'ok', durationMs: 30 },
+    ])
+    for (const recorder of recorders) {
+      expect(recorder.get('1')!.delivery.attempts[0].results).toStrictEqual([
+        { url: 'https://a.test/hook', status: 500, answer: 'database down', durationMs: 12, error: 'https://a.test/hook answered 500.' },
+        { url: 'https://b.test/hook', status: 200, answer: 'ok', durationMs: 30 },
+      ])
+    }
+    expect(recorders[1].payloadOf('1')).toBe('{"version":1}')
+  })
+
+  it('cut five URLs\' answers that JSON escapes to fit one PostgreSQL notice (7,800 bytes)', () => {
+    const { recorders, shared, sizes } = linked()
+    const traceId = shared[0].traceId()!
+    shared[0].record('web', { type: 'track', event: 'Noisy' }, { body: '{}', traceId })
+    const urls = [1, 2, 3, 4, 5].map((n) => `https://r${n}.test/hook`)
+    // 1,024 control characters: 6 bytes each as JSON.
+    const answer = '\u0001'.repeat(1_024)
+    shared[0].traces(traceId).attempt(1, urls)
+    shared[0].traces(traceId).settled(false, urls.map((url) => ({ url, attempt: 1, status: 503, answer, durationMs: 5, error: new Error(`${url} answered 503.`) as never })))
+    expect(Math.max(...sizes)).toBeLessThan(7_800)
+    const heard = recorders[1].get('1')!.delivery
+    expect(heard.outcome).toBe('failed')
+    // Each answer keeps an equal share of the 3,600 bytes (720 as JSON: 119 characters), none is dropped.
+    expect(heard.attempts[0].results.map((r) => [r.status, r.answer?.length])).toEqual(urls.map(() => [503, 119]))
+  })
+})
