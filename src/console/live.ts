@@ -41,6 +41,8 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
   const list = h('ol', { class: 'messages', id: 'messages', 'aria-label': 'Messages', tabindex: -1 })
   /** The stream's trouble: hidden again by its next answer. */
   const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
+  /** Durable mode: how many successes the follow bound left out of the list. */
+  const unlisted = h('p', { class: 'muted unlisted', role: 'status', hidden: true })
   /** Why a retry by hand was refused: its own element, so that live updates do not hide it. */
   const retryProblem = h('p', { role: 'alert', class: 'field-error', hidden: true })
   /** The items on the page by record id, with what they show: only a changed record's is rebuilt. */
@@ -176,6 +178,9 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       items = new Map()
     }
     for (const record of answer.messages) records.set(record.id, record)
+    const thinned = answer.unlisted ?? 0
+    unlisted.hidden = thinned === 0
+    unlisted.textContent = thinned === 0 ? '' : `${thinned} successful ${thinned === 1 ? 'delivery' : 'deliveries'} not listed: past 100 messages a second, successes are thinned out; every failure and retry is listed.`
     // The collector keeps a bounded history: forget what it no longer has (but what a search found).
     const ids = [...records.keys()].filter((id) => !found.has(id)).sort((a, b) => Number(a) - Number(b))
     for (const id of ids.slice(0, Math.max(0, ids.length - SHOWN))) records.delete(id)
@@ -209,6 +214,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     search.element,
     problem,
     retryProblem,
+    unlisted,
     list,
     empty,
   )

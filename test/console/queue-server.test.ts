@@ -86,6 +86,31 @@ describe('the console with two collectors on Redis', () => {
     }
   }, 60_000)
 
+  it('lists a failure in a burst past 100 messages a second, retries it by hand, and says how many successes it left out', async () => {
+    // Visit 140's first attempt is refused for good; every other attempt is accepted.
+    let refused = 0
+    const receiver = await startReceiver((p) => (p.messageId === 'visit-140-burst' && refused++ === 0 ? 400 : 200))
+    try {
+      const [a, b] = await Promise.all([server.collector({ WEBHOOK: receiver.url }), server.collector({ WEBHOOK: receiver.url })])
+      const page = await signedIn(b)
+      const users = Array.from({ length: 150 }, () => 'burst')
+      expect(await send(a.url, tracks(users))).toBe(200)
+      const item = page.getByRole('listitem', { name: 'track Visit 140' })
+      await eventually(() => item.locator('.outcome').textContent()).toBe('failed')
+      // Every message is listed or counted: the bound (100 a second, per process) thinned out successes only.
+      const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
+      const unlisted = async () => Number((await page.locator('.unlisted').textContent())?.match(/^(\d+) successful deliveries not listed: past 100 messages a second/)?.[1] ?? 0)
+      await eventually(async () => (await items.count()) + (await unlisted())).toBe(150)
+      expect(await unlisted()).toBeGreaterThan(0)
+      await item.getByRole('button', { name: 'Retry delivery of track Visit 140' }).click()
+      await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
+      expect(receiver.accepted.filter((p) => p.messageId === 'visit-140-burst')).toHaveLength(1)
+      await page.close()
+    } finally {
+      await receiver.close()
+    }
+  }, 60_000)
+
   it("confirms a sync naming the members another process's sync left", async () => {
     const receiver = await startReceiver(() => 200)
     try {

@@ -92,12 +92,13 @@ function filterOf(url: URL): (record: MessageRecord) => boolean {
 function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean, keep = filterOf(url)): MessagesAnswer {
   const limit = integerParam(url, 'limit', 200)
   const { boot } = recorder
+  const unlisted = recorder.unlistedCount > 0 ? { unlisted: recorder.unlistedCount } : {}
   if (!paged) {
     const version = recorder.version
-    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit).map(shownRecord) }
+    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit).map(shownRecord), ...unlisted }
   }
   const page = recorder.changesPage(since, limit, keep)
-  return { boot, version: page.version, messages: page.messages.map(shownRecord), ...(page.more && { more: true }) }
+  return { boot, version: page.version, messages: page.messages.map(shownRecord), ...(page.more && { more: true }), ...unlisted }
 }
 
 /** The `{name}` of a settings path, decoded; malformed percent-encoding names no source (404). */
