@@ -65,3 +65,18 @@ it('shows each URL\'s outcome in words, its status, answer and duration, and the
   expect(under.pageErrors).toEqual([])
   await page.close()
 })
+
+it('draws the chart across its whole box, over a time axis', async () => {
+  const page = await under.signedIn()
+  const chart = page.getByRole('img', { name: 'Deliveries per minute, last hour' })
+  await eventually(() => page.getByLabel('Time axis').locator('span').count()).toBe(5)
+  const labels = await page.getByLabel('Time axis').locator('span').allTextContents()
+  for (const label of labels) expect(label).toMatch(/^\d{1,2}:\d{2}/)
+  // The bars span the box: the first starts at its left edge, the last ends at its right edge.
+  const box = (await chart.boundingBox())!
+  const bars = await chart.locator('rect').evaluateAll((rects) => rects.map((r) => r.getBoundingClientRect()).map((r) => [r.left, r.right]))
+  expect(bars[0][0] - box.x).toBeLessThan(box.width * 0.01)
+  expect(box.x + box.width - bars.at(-1)![1]).toBeLessThan(box.width * 0.01)
+  expect(box.width).toBeGreaterThan(700)
+  await page.close()
+})

@@ -105,6 +105,8 @@ describe('the console with two collectors on Redis', () => {
       await item.getByRole('button', { name: 'Retry delivery of track Visit 140' }).click()
       await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
       expect(receiver.accepted.filter((p) => p.messageId === 'visit-140-burst')).toHaveLength(1)
+      // The chart counts across processes: every delivery, listed or not, made by either process.
+      await eventually(() => page.locator('.totals').textContent()).toMatch(/^150 delivered\d+ retrying1 failed$/)
       await page.close()
     } finally {
       await receiver.close()
