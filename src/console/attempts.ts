@@ -37,7 +37,7 @@ export function attemptWords(attempt: AttemptRecord, name: (url: string) => stri
   const by = attempt.results.find(accepted)
   const others = attempt.results.filter((r) => r !== by)
   if (by !== undefined) {
-    const rest = others.map((r) => `${name(r.url)} ${what(r)} and is not retried: ${ENDS}`)
+    const rest = others.map((r) => (accepted(r) ? `${name(r.url)} also accepted it (${r.status})` : `${name(r.url)} ${what(r)} and is not retried: ${ENDS}`))
     return [`accepted by ${name(by.url)} (${by.status})`, ...rest].join('; ')
   }
   if (attempt.results.some((r) => r.error !== undefined && PENDING.has(r.error) && r.status === undefined)) {
