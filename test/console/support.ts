@@ -51,3 +51,17 @@ export function consoleUnderTest(config: CollectorConfig & { adminToken: string 
 
 /** Polls `read` until its expectation holds (10 s at most). */
 export const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
+
+/**
+ * Waits until record `label` is delivered, opens its details, and expects its one attempt in
+ * words: URL 2 accepted it, URL 1's 500 is not retried (heard first or late, the words end so).
+ */
+export async function expectAcceptedByUrl2(page: Page, label: string): Promise<void> {
+  const item = page.getByRole('listitem', { name: label })
+  await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
+  await item.getByRole('button', { name: `Details of ${label}` }).click()
+  const words = page.getByRole('group', { name: `Attempts of ${label} in words` }).getByRole('paragraph')
+  await eventually(() => words.allTextContents()).toEqual([
+    expect.stringMatching(/^Attempt 1 at .*: accepted by URL 2 \(200\); URL 1 answered 500 and is not retried: the first URL to accept a message ends its delivery\.$/),
+  ])
+}
