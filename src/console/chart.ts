@@ -1,6 +1,9 @@
 /**
  * Delivered / retrying / failed per minute for the last hour: a stacked bar per minute in SVG
- * (made with DOM calls, so the strict CSP needs no inline style), with the totals as text.
+ * (made with DOM calls, so the strict CSP needs no inline style) stretched to fill its box, a time
+ * axis under it (HTML, so its text is not stretched), and the totals as text. With a queue server
+ * the counts are every process's: each console hears every followed attempt, and the successes
+ * past the follow bound are told as counts (collector/console/shared.ts).
  */
 import { api, type ActivityAnswer } from './api.js'
 import { h, replace, svg } from './dom.js'
@@ -10,7 +13,9 @@ const WIDTH = 600
 const HEIGHT = 120
 
 export function activityChart(): { element: HTMLElement; start(): void; stop(): void } {
-  const plot = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: 'img', 'aria-label': 'Deliveries per minute, last hour', class: 'chart' })
+  // `none`: the bars fill the box's width whatever its shape (the default kept the middle of it).
+  const plot = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': 'Deliveries per minute, last hour', class: 'chart' })
+  const axis = h('div', { class: 'axis', 'aria-label': 'Time axis' })
   const totals = h('p', { class: 'totals' })
 
   function draw(answer: ActivityAnswer): void {
@@ -27,6 +32,9 @@ export function activityChart(): { element: HTMLElement; start(): void; stop(): 
       })
     })
     replace(plot, ...bars)
+    // The start of the first minute, then every quarter hour, the last at the current minute.
+    const ticks = [0, 15, 30, 45, minutes.length - 1].filter((i) => i < minutes.length)
+    replace(axis, ...ticks.map((i) => h('span', {}, new Date(minutes[i].at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))))
     const sum = (series: (typeof SERIES)[number]) => minutes.reduce((n, m) => n + m[series], 0)
     replace(totals, ...SERIES.map((series) => h('span', { class: `key ${series}` }, `${sum(series)} ${series}`)))
   }
@@ -42,6 +50,7 @@ export function activityChart(): { element: HTMLElement; start(): void; stop(): 
   const element = h('section', { 'aria-labelledby': 'activity-heading' },
     h('h2', { id: 'activity-heading' }, 'Deliveries per minute (last hour)'),
     plot,
+    axis,
     totals,
   )
   let timer: ReturnType<typeof setInterval> | undefined

@@ -6,7 +6,8 @@
  * named after the audience) are listed the same way, marked as such. It follows the collector's
  * event stream of records changed since the last one it has.
  */
-import { api, ApiFailure, apiStream, type AttemptRecord, type MessageRecord, type MessagesAnswer } from './api.js'
+import { api, ApiFailure, apiStream, type MessageRecord, type MessagesAnswer } from './api.js'
+import { attemptsView } from './attempts.js'
 import { h } from './dom.js'
 import { whileBusy } from './guard.js'
 import { searchForm } from './search.js'
@@ -18,26 +19,8 @@ const SHOWN = 500
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString()
 
-function outcomeOf(result: AttemptRecord['results'][number]): string {
-  if (result.status !== undefined && result.error === undefined) return `${result.status}`
-  if (result.status !== undefined) return `${result.status}: ${result.error}`
-  return result.error ?? 'no answer yet'
-}
-
 /** What a record is called (its item's name): an admin payload's adds its user. */
 const labelOf = (r: MessageRecord) => `${r.type} ${r.name ?? ''}${r.origin ? ` ${r.userId ?? ''}` : ''}`.replace(/ +/g, ' ').trim()
-
-function attemptsTable(record: MessageRecord): HTMLElement {
-  const { delivery } = record
-  if (delivery.attempts.length === 0) return h('p', {}, 'No attempt yet.')
-  return h('table', { class: 'attempts' },
-    h('caption', {}, `Deliveries of ${labelOf(record)}`),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'URL'), h('th', { scope: 'col' }, 'Status or error'))),
-    h('tbody', {}, ...delivery.attempts.flatMap((attempt) => attempt.results.map((result) =>
-      h('tr', {}, h('td', {}, attempt.attempt), h('td', {}, time(attempt.at)), h('td', {}, result.url), h('td', {}, outcomeOf(result))),
-    ))),
-  )
-}
 
 export function liveView(): { element: HTMLElement; start(): void; stop(): void; show(type: string): void } {
   const records = new Map<string, MessageRecord>()
@@ -58,10 +41,14 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
   const list = h('ol', { class: 'messages', id: 'messages', 'aria-label': 'Messages', tabindex: -1 })
   /** The stream's trouble: hidden again by its next answer. */
   const problem = h('p', { role: 'alert', class: 'field-error', hidden: true })
+  /** Durable mode: how many successes the follow bound left out of the list. */
+  const unlisted = h('p', { class: 'muted unlisted', role: 'status', hidden: true })
   /** Why a retry by hand was refused: its own element, so that live updates do not hide it. */
   const retryProblem = h('p', { role: 'alert', class: 'field-error', hidden: true })
   /** The items on the page by record id, with what they show: only a changed record's is rebuilt. */
   let items = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
+  /** Each opened record's forwarded payload (the exact body its receivers got), once loaded; `null`: none held. */
+  const payloads = new Map<string, string | null>()
   /** Aborts the stream when the page signs out (`stop`). */
   const stopping = new AbortController()
 
@@ -74,6 +61,26 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       retryProblem.textContent = error.problem.message
       retryProblem.hidden = false
     }
+  }
+
+  /** The forwarded payload's element of record `id`: filled once `GET /v1/admin/messages/{id}` answers. */
+  function payloadOf(record: MessageRecord, label: string): HTMLElement {
+    const element = h('pre', { class: 'payload', 'aria-label': `Payload as forwarded of ${label}` })
+    const show = (payload: string | null) => {
+      element.textContent = payload ?? 'Not held here: the message was not forwarded, or was too large to share from the collector process that accepted it.'
+    }
+    const known = payloads.get(record.id)
+    if (known !== undefined) show(known)
+    else {
+      element.textContent = 'Loading…'
+      api<{ payload?: string }>(`v1/admin/messages/${encodeURIComponent(record.id)}`).then((answer) => {
+        payloads.set(record.id, answer.payload ?? null)
+        show(answer.payload ?? null)
+      }, (error: unknown) => {
+        element.textContent = error instanceof ApiFailure ? error.problem.message : String(error)
+      })
+    }
+    return element
   }
 
   function item(record: MessageRecord): HTMLElement {
@@ -100,7 +107,10 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
         : null,
       expanded
         ? h('div', { id: detailsId, class: 'details' },
-            attemptsTable(record),
+            attemptsView(record, label),
+            delivery.outcome === 'not forwarded' || delivery.outcome === 'blocked' ? null : h('h3', {}, 'Payload as forwarded (the exact body each URL got)'),
+            delivery.outcome === 'not forwarded' || delivery.outcome === 'blocked' ? null : payloadOf(record, label),
+            h('h3', {}, 'Message as accepted'),
             // An integer beyond 2^53 is `JSON.rawJSON` of its digits here (api.ts): written as received.
             h('pre', { 'aria-label': `Raw JSON of ${label}` }, JSON.stringify(record.message, null, 2)))
         : null,
@@ -168,6 +178,9 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       items = new Map()
     }
     for (const record of answer.messages) records.set(record.id, record)
+    const thinned = answer.unlisted ?? 0
+    unlisted.hidden = thinned === 0
+    unlisted.textContent = thinned === 0 ? '' : `${thinned} successful ${thinned === 1 ? 'delivery' : 'deliveries'} not listed: past 100 messages a second, successes are thinned out; every failure and retry is listed.`
     // The collector keeps a bounded history: forget what it no longer has (but what a search found).
     const ids = [...records.keys()].filter((id) => !found.has(id)).sort((a, b) => Number(a) - Number(b))
     for (const id of ids.slice(0, Math.max(0, ids.length - SHOWN))) records.delete(id)
@@ -201,6 +214,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     search.element,
     problem,
     retryProblem,
+    unlisted,
     list,
     empty,
   )

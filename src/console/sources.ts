@@ -10,6 +10,7 @@ import { api, ApiFailure, type SourceView, type SourcesAnswer, type UrlSetting }
 import { h, replace, uid } from './dom.js'
 import { whileBusy } from './guard.js'
 import { speak } from './labels.js'
+import { differences } from './conflict.js'
 
 interface UrlRow {
   url: HTMLInputElement
@@ -110,11 +111,29 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     renderRows()
   }
 
-  /** After a 409: the settings as they are now, and why the change was not saved. */
+  /** After a 409: what was typed stays; the page lists how it differs from what is saved now. */
+  const conflict = h('ul', { class: 'conflict', 'aria-label': 'Yours and saved', hidden: true })
+  const useSaved = h('button', { type: 'button', hidden: true, onclick: () => void whileBusy(useSaved, async () => {
+    fill((await api<{ source: SourceView }>(path)).source)
+    conflict.hidden = useSaved.hidden = true
+    clearErrors(form)
+  }) }, 'Use the saved settings')
+
   async function reload(): Promise<void> {
     try {
-      fill((await api<{ source: SourceView }>(path)).source)
-      place(undefined, `${NOT_SAVED} They are shown again as they are now: make your change again, then save.`)
+      const saved = (await api<{ source: SourceView }>(path)).source
+      const typed = {
+        enabled: enabled.checked,
+        urls: rows.map((row) => ({ url: row.url.value, headers: row.headers.value })),
+        secret: secretInput.value !== '' ? 'typed' as const : removeSecret.checked ? 'removed' as const : 'kept' as const,
+      }
+      // Saving again now replaces what was saved meanwhile: deliberately, with the difference shown.
+      version = saved.version
+      secretShown.textContent = saved.webhooks.sharedSecret ?? 'not set'
+      const listed = differences(typed, saved.webhooks, headerText)
+      replace(conflict, ...listed.map((line) => h('li', {}, line)))
+      conflict.hidden = useSaved.hidden = false
+      place(undefined, `${NOT_SAVED} What you typed is kept${listed.length > 0 ? '; it differs from what is saved now as listed below' : ''}. Save again to replace the saved settings with yours, or use the saved settings.`)
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error
       place(undefined, `${NOT_SAVED} Reading them again failed (${error.problem.message}): reload the page.`)
@@ -144,6 +163,7 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
   async function save(): Promise<void> {
     clearErrors(form)
     status.textContent = ''
+    conflict.hidden = useSaved.hidden = true
     const urls: UrlSetting[] = []
     for (const [i, row] of rows.entries()) {
       try {
@@ -193,6 +213,8 @@ export function sourcePanel(source: SourceView, index: number, settings: Sources
     h('p', { class: 'muted', id: secretHelp }, 'With a shared secret, every delivery carries X-Signature: the hex HMAC-SHA1 of the raw request body, keyed with the secret. A receiver verifies it with verifySignature from isomorphic-analytics/webhooks (on the raw body, before parsing it).'),
     h('p', { class: 'toggle' }, removeSecret, h('label', { for: removeSecret.id }, 'Remove shared secret')),
     formError,
+    conflict,
+    useSaved,
     saveButton,
     status,
   )

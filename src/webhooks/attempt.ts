@@ -13,12 +13,13 @@
  */
 import { isAnalyticsError, TimeoutError, ValidationError, type AnalyticsError } from '../errors.js'
 import type { Transport } from '../platform/transport.js'
-import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { attemptRequest } from '../transport/attempt.js'
 import { httpFailure, transportFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { maskUrl } from '../secrets.js'
 import type { StopSignal } from '../transport/stop.js'
+import { firstBytesOf, readAnswer } from './answer.js'
 
 /** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
 export interface UrlResult {
@@ -28,6 +29,13 @@ export interface UrlResult {
   attempt: number
   /** The HTTP status, when the URL answered. */
   status?: number
+  /**
+   * The first 1,024 bytes of the URL's answer body, as text (a success's is read before the
+   * attempt settles, within `timeout`; the rest is dropped). Absent when it answered with none.
+   */
+  answer?: string
+  /** How long the URL took, in ms: from the request's start to its answer (and its first KB), or to its failure. */
+  durationMs?: number
   /** Why this URL did not accept the message: `HttpError`, `TimeoutError`, `NetworkError`, `TlsError`… */
   error?: AnalyticsError
   /**
@@ -191,20 +199,22 @@ function concludeFailedAttempt(results: UrlResult[], active: readonly number[]):
 async function send(request: AttemptRequest, target: AttemptTarget, headers: Readonly<Record<string, string>>, body: string): Promise<Omit<UrlResult, 'url' | 'attempt'>> {
   const { fetch, timeout, now, signal } = request
   const { url } = target
+  const started = now()
+  const answered = (status: number, answer: string) => ({ status, ...(answer !== '' && { answer }), durationMs: now() - started })
   try {
     const response = await attemptRequest(fetch, { url, headers: headers as Record<string, string>, body, timeoutMs: timeout, ...(signal && { signal }) })
     const { status } = response
-    if (classifyStatus(status) === 'success') {
-      void discardBody(response, timeout)
-      return { status }
-    }
+    if (classifyStatus(status) === 'success') return answered(status, await readAnswer(response, Math.max(0, timeout - (now() - started))))
     // Uncapped: a Retry-After that reaches past the retry window ends the retrying instead of
     // being cut short (the scheduler never sleeps past the window).
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
-    return { status, error: await httpFailure(maskUrl(url), response, retryAfterMs) }
+    // `attemptRequest` has read a refusal's body (its first 16 KB): kept for `httpFailure` too.
+    const answer = await response.text().then(firstBytesOf, () => '')
+    return { ...answered(status, answer), error: await httpFailure(maskUrl(url), response, retryAfterMs) }
   } catch (error) {
-    if (isAnalyticsError(error)) return { error: withMaskedUrl(error, url, timeout) }
-    return { error: transportFailure(maskUrl(url), error) }
+    const durationMs = now() - started
+    if (isAnalyticsError(error)) return { error: withMaskedUrl(error, url, timeout), durationMs }
+    return { error: transportFailure(maskUrl(url), error), durationMs }
   }
 }
 

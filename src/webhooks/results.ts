@@ -34,5 +34,5 @@ export interface WebhookDestinationEvents {
    * results): its outcome, once it came. It changes nothing: the message is delivered, and this
    * URL is not retried.
    */
-  late: { payload: object; attempt: number; url: string; status?: number; error?: AnalyticsError }
+  late: { payload: object; attempt: number; url: string; status?: number; error?: AnalyticsError; answer?: string; durationMs?: number }
 }

@@ -44,7 +44,7 @@ async function errorOf(page: Page, field: ReturnType<Page['getByLabel']>): Promi
 }
 
 describe('the settings forms', () => {
-  it("two tabs: the stale one does not undo the other's change; it says so and shows the settings as they are now", async () => {
+  it("two tabs: the stale one does not undo the other's change; it says so, keeps what was typed and lists how it differs from what is saved", async () => {
     const [a, b] = [await ui.signedIn(), await ui.signedIn()]
     // B adds a URL with a credential header, and saves.
     await source(b).getByRole('button', { name: 'Add URL' }).click()
@@ -63,10 +63,19 @@ describe('the settings forms', () => {
     expect(await alert.textContent()).toContain('your change was not saved')
     expect(await source(a).getByRole('status').textContent()).toBe('')
     expect(await settings()).toEqual(afterB)
-    // A now shows the settings as they are: B's URL and masked header, forwarding on.
-    expect(await source(a).getByLabel('URL 2', { exact: true }).inputValue()).toBe('https://added.test/by-b')
+    // A keeps what was typed (forwarding off, one URL) and lists how it differs from what B saved.
+    expect(await source(a).getByLabel('Forward to webhooks').isChecked()).toBe(false)
+    expect(await source(a).getByLabel('URL 2', { exact: true }).count()).toBe(0)
+    expect(await source(a).getByRole('list', { name: 'Yours and saved' }).getByRole('listitem').allTextContents()).toEqual([
+      'Forward to webhooks: yours off, saved on',
+      'URL 2: not in yours, saved "https://added.test/by-b"',
+    ])
+    // A chooses the saved settings: B's URL and masked header, forwarding on.
+    await source(a).getByRole('button', { name: 'Use the saved settings' }).click()
+    await eventually(() => source(a).getByLabel('URL 2', { exact: true }).inputValue()).toBe('https://added.test/by-b')
     expect(await source(a).getByLabel('Headers for URL 2').inputValue()).toBe('Authorization: ••••9876')
     expect(await source(a).getByLabel('Forward to webhooks').isChecked()).toBe(true)
+    expect(await source(a).getByRole('list', { name: 'Yours and saved' }).isHidden()).toBe(true)
 
     // Made again on them, A's change is saved, and B's URL and header are kept.
     await source(a).getByLabel('Forward to webhooks').uncheck()
@@ -78,8 +87,17 @@ describe('the settings forms', () => {
     await source(b).getByLabel('New shared secret').fill('a-secret-typed-in-b')
     await source(b).getByRole('button', { name: 'Save settings' }).click()
     await eventually(() => source(b).getByRole('alert').textContent()).toContain('your change was not saved')
-    expect(await source(b).getByLabel('Forward to webhooks').isChecked()).toBe(false)
-    expect(await source(b).getByLabel('New shared secret').inputValue()).toBe('')
+    // B's typing is kept: forwarding still on as B had it, the secret typed.
+    expect(await source(b).getByLabel('Forward to webhooks').isChecked()).toBe(true)
+    expect(await source(b).getByLabel('New shared secret').inputValue()).toBe('a-secret-typed-in-b')
+    expect(await source(b).getByRole('list', { name: 'Yours and saved' }).getByRole('listitem').allTextContents()).toEqual([
+      'Forward to webhooks: yours on, saved off',
+      'Shared secret: yours a new one, saved not set',
+    ])
+    // Saved again, deliberately: B's settings replace A's.
+    await source(b).getByRole('button', { name: 'Save settings' }).click()
+    await eventually(() => source(b).getByRole('status').textContent()).toMatch(/^Saved/)
+    expect(await settings()).toMatchObject({ enabled: true, sharedSecret: expect.stringMatching(/••••/) })
     await Promise.all([a.close(), b.close()])
   })
 

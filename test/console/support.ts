@@ -17,10 +17,16 @@ export interface ConsoleUnderTest {
   signedIn(name?: string): Promise<Page>
 }
 
-/** Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the file's tests; stops them after. */
-export function consoleUnderTest(config: CollectorConfig & { adminToken: string }): ConsoleUnderTest {
+/**
+ * Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the
+ * file's tests; stops them after. `prepare` runs first (receivers whose URLs `config` names, filled
+ * in then) and returns what stops what it started.
+ */
+export function consoleUnderTest(config: CollectorConfig & { adminToken: string }, prepare?: () => Promise<() => Promise<void>>): ConsoleUnderTest {
   const parts = { pageErrors: [] as string[] } as { -readonly [K in keyof ConsoleUnderTest]: ConsoleUnderTest[K] }
+  let cleanUp: (() => Promise<void>) | undefined
   beforeAll(async () => {
+    cleanUp = await prepare?.()
     parts.collector = createCollector(config)
     parts.server = await startServer(parts.collector, { port: 0 })
     parts.browser = await launchChromium()
@@ -29,6 +35,7 @@ export function consoleUnderTest(config: CollectorConfig & { adminToken: string 
     await parts.browser?.close()
     await parts.server?.close()
     await parts.collector?.close(0)
+    await cleanUp?.()
   })
   parts.signedIn = async (name = 'web') => {
     const page = await parts.browser.context.newPage()
@@ -44,3 +51,17 @@ export function consoleUnderTest(config: CollectorConfig & { adminToken: string 
 
 /** Polls `read` until its expectation holds (10 s at most). */
 export const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
+
+/**
+ * Waits until record `label` is delivered, opens its details, and expects its one attempt in
+ * words: URL 2 accepted it, URL 1's 500 is not retried (heard first or late, the words end so).
+ */
+export async function expectAcceptedByUrl2(page: Page, label: string): Promise<void> {
+  const item = page.getByRole('listitem', { name: label })
+  await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')
+  await item.getByRole('button', { name: `Details of ${label}` }).click()
+  const words = page.getByRole('group', { name: `Attempts of ${label} in words` }).getByRole('paragraph')
+  await eventually(() => words.allTextContents()).toEqual([
+    expect.stringMatching(/^Attempt 1 at .*: accepted by URL 2 \(200\); URL 1 answered 500 and is not retried: the first URL to accept a message ends its delivery\.$/),
+  ])
+}

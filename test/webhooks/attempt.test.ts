@@ -39,6 +39,26 @@ describe('WebhookDestination.attempt', () => {
     expect(refusing.requests).toHaveLength(1)
   })
 
+  it('reports each URL\'s answer (its first 1,024 bytes, as text) and how long it took, with either transport', async () => {
+    const long = `${'é'.repeat(600)}tail`
+    const accepting = await server({ status: 200, body: long })
+    const refusing = await server({ status: 500, body: '{"message":"database down"}' })
+    const silent = await server({ status: 204 })
+    for (const fetch of [undefined, globalThis.fetch]) {
+      // One URL each: with several, the first to accept leaves the others `pending`.
+      const once = async (url: string) => (await new WebhookDestination({ urls: [{ url }], ...(fetch && { fetch }) }).attempt(body)).results[0]
+      const [refused, empty, accepted] = [await once(refusing.url), await once(silent.url), await once(accepting.url)]
+      // 600 two-byte characters: the first 512 fit the KB, and nothing of the tail.
+      expect(accepted.answer, String(fetch)).toBe('é'.repeat(512))
+      expect(refused).toMatchObject({ status: 500, answer: '{"message":"database down"}' })
+      expect(empty.answer).toBeUndefined()
+      for (const r of [refused, empty, accepted]) {
+        expect(r.durationMs).toBeGreaterThanOrEqual(0)
+        expect(r.durationMs).toBeLessThan(5_000)
+      }
+    }
+  })
+
   it('every URL failing for good leaves nothing to retry', async () => {
     const a = await server({ status: 404 })
     const outcome = await new WebhookDestination({ urls: [{ url: a.url }] }).attempt(body)

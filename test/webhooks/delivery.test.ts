@@ -42,8 +42,8 @@ describe('WebhookDestination delivery', () => {
       delivered: true,
       attempts: 1,
       results: [
-        { url: a.url, attempt: 1, status: 200 },
-        { url: b.url + '?src=web', attempt: 1, status: 500, error: expect.objectContaining({ code: 'HTTP', status: 500 }) },
+        { url: a.url, attempt: 1, status: 200, durationMs: expect.any(Number) },
+        { url: b.url + '?src=web', attempt: 1, status: 500, error: expect.objectContaining({ code: 'HTTP', status: 500 }), durationMs: expect.any(Number) },
       ],
     })
     const [ra] = a.requests
@@ -101,7 +101,7 @@ describe('WebhookDestination delivery', () => {
     expect(result.delivered).toBe(true)
     expect(result.results).toStrictEqual([
       { url: slow.url, attempt: 1, pending: true },
-      { url: fast.url, attempt: 1, status: 202 },
+      { url: fast.url, attempt: 1, status: 202, durationMs: expect.any(Number) },
     ])
     expect(await delivered).toMatchObject({ url: fast.url, status: 202, attempt: 1 })
     expect(slow.requests).toHaveLength(1)
@@ -121,7 +121,7 @@ describe('WebhookDestination delivery', () => {
       destination.on('retry', (info) => retries.push(info))
       const result = await destination.deliver(payload)
       expect(result, String(status)).toMatchObject({ delivered: false, attempts: 1, error: { code: 'HTTP', status } })
-      expect(result.results).toEqual([{ url: a.url, attempt: 1, status, error: result.error }])
+      expect(result.results).toEqual([{ url: a.url, attempt: 1, status, error: result.error, durationMs: expect.any(Number) }])
       expect(retries).toEqual([])
       expect(a.requests).toHaveLength(1)
     }
@@ -158,9 +158,9 @@ describe('WebhookDestination delivery', () => {
     consoleError.mockRestore()
     expect(events).toEqual([
       ['attempt', { payload, attempt: 1, urls: [a.url] }],
-      ['retry', { payload, attempt: 1, delayMs: 2, results: [{ url: a.url, attempt: 1, status: 503, error: expect.objectContaining({ status: 503 }) }], error: expect.objectContaining({ code: 'HTTP', status: 503 }) }],
+      ['retry', { payload, attempt: 1, delayMs: 2, results: [{ url: a.url, attempt: 1, status: 503, error: expect.objectContaining({ status: 503 }), durationMs: expect.any(Number) }], error: expect.objectContaining({ code: 'HTTP', status: 503 }) }],
       ['attempt', { payload, attempt: 2, urls: [a.url] }],
-      ['delivered', { payload, attempt: 2, url: a.url, status: 200, results: [{ url: a.url, attempt: 2, status: 200 }] }],
+      ['delivered', { payload, attempt: 2, url: a.url, status: 200, results: [{ url: a.url, attempt: 2, status: 200, durationMs: expect.any(Number) }] }],
     ])
     const b = await server({ status: 404 })
     const d2 = new WebhookDestination({ urls: [{ url: b.url }] })

@@ -40,16 +40,16 @@ describe('a URL answering after another accepted the message', () => {
     expect(result).toStrictEqual({
       delivered: true,
       attempts: 1,
-      results: [{ url: fast.url, attempt: 1, status: 200 }, { url: refusing.url, attempt: 1, pending: true }, { url: hanging.url, attempt: 1, pending: true }],
+      results: [{ url: fast.url, attempt: 1, status: 200, durationMs: expect.any(Number) }, { url: refusing.url, attempt: 1, pending: true }, { url: hanging.url, attempt: 1, pending: true }],
     })
     expect(late).toEqual([])
 
     refusal.release()
     await until(() => late.length === 1, 'the 400')
-    expect(late[0]).toStrictEqual({ payload, attempt: 1, url: refusing.url, status: 400, error: expect.objectContaining({ code: 'HTTP', status: 400 }) })
+    expect(late[0]).toStrictEqual({ payload, attempt: 1, url: refusing.url, status: 400, error: expect.objectContaining({ code: 'HTTP', status: 400 }), durationMs: expect.any(Number) })
     await vi.advanceTimersByTimeAsync(5_000)
     await until(() => late.length === 2, 'the timeout')
-    expect(late[1]).toStrictEqual({ payload, attempt: 1, url: hanging.url, error: expect.objectContaining({ code: 'TIMEOUT' }) })
+    expect(late[1]).toStrictEqual({ payload, attempt: 1, url: hanging.url, error: expect.objectContaining({ code: 'TIMEOUT' }), durationMs: expect.any(Number) })
 
     // Hours pass: nothing more is sent, and the result already given is not changed.
     await vi.advanceTimersByTimeAsync(5 * 3_600_000)
@@ -69,7 +69,7 @@ describe('a URL answering after another accepted the message', () => {
     expect((await destination.deliverSerialized('{"type":"track"}', payload)).results[1]).toMatchObject({ pending: true })
     second.release()
     await until(() => late.length === 1, 'the 202')
-    expect(late).toStrictEqual([{ payload, attempt: 1, url: slow.url, status: 202 }])
+    expect(late).toStrictEqual([{ payload, attempt: 1, url: slow.url, status: 202, durationMs: expect.any(Number) }])
   })
 
   it('attempt(): `onLate` is called with the URL\'s index and outcome; a throw from it goes nowhere', async () => {
@@ -87,7 +87,7 @@ describe('a URL answering after another accepted the message', () => {
     refusal.release()
     await until(() => calls.length === 1, 'the 503')
     // Late, a 503 is only reported: the message is delivered, nothing asks for another attempt.
-    expect(calls).toStrictEqual([[0, { url: refusing.url, attempt: 3, status: 503, error: expect.objectContaining({ code: 'HTTP', status: 503 }) }]])
+    expect(calls).toStrictEqual([[0, { url: refusing.url, attempt: 3, status: 503, error: expect.objectContaining({ code: 'HTTP', status: 503 }), durationMs: expect.any(Number) }]])
     // Let a leaked rejection surface: vitest fails the run on one.
     await settle()
   })

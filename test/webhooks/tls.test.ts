@@ -36,7 +36,7 @@ describe('a self-signed certificate', () => {
     expect(result).toMatchObject({ delivered: false, attempts: 1 })
     expect(result.error).toBeInstanceOf(TlsError)
     expect(result.error).toMatchObject({ code: 'TLS', message: expect.stringMatching(/SELF_SIGNED/) })
-    expect(result.results).toEqual([{ url: https.url, attempt: 1, error: result.error }])
+    expect(result.results).toEqual([{ url: https.url, attempt: 1, error: result.error, durationMs: expect.any(Number) }])
     expect(retries).toEqual([])
     expect(destination.pendingCount).toBe(0)
     let later = 0

@@ -9,7 +9,7 @@
  * - `GET  /v1/admin/messages?since=&boot=&limit=` and filters `type=&event=&source=&origin=&userId=&anonymousId=&outcome=`:
  *                                              recent messages (and deletion / audience payloads) and their deliveries
  * - `GET  /v1/admin/messages/stream?since=&boot=` and the same filters: the same, as Server-Sent Events
- * - `GET  /v1/admin/messages/{id}`             one of them
+ * - `GET  /v1/admin/messages/{id}`             one of them, with `payload`: the exact body forwarded
  * - `POST /v1/admin/messages/{id}/retry`       deliver a failed message again
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
  * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
@@ -92,12 +92,13 @@ function filterOf(url: URL): (record: MessageRecord) => boolean {
 function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean, keep = filterOf(url)): MessagesAnswer {
   const limit = integerParam(url, 'limit', 200)
   const { boot } = recorder
+  const unlisted = recorder.unlistedCount > 0 ? { unlisted: recorder.unlistedCount } : {}
   if (!paged) {
     const version = recorder.version
-    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit).map(shownRecord) }
+    return { boot, version, messages: recorder.changedSince(0).filter(keep).slice(0, limit).map(shownRecord), ...unlisted }
   }
   const page = recorder.changesPage(since, limit, keep)
-  return { boot, version: page.version, messages: page.messages.map(shownRecord), ...(page.more && { more: true }) }
+  return { boot, version: page.version, messages: page.messages.map(shownRecord), ...(page.more && { more: true }), ...unlisted }
 }
 
 /** The `{name}` of a settings path, decoded; malformed percent-encoding names no source (404). */
@@ -174,7 +175,9 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     only('GET', request, path)
     const record = context.recorder.get(id)
     if (record === undefined) throw notFound(path, `No message ${JSON.stringify(id)} is in the console's record.`)
-    return exactJson(shownRecord(record))
+    // The body as each receiver got it: only here, so that a list of 500 records stays small.
+    const payload = context.recorder.payloadOf(id)
+    return exactJson({ ...shownRecord(record), ...(payload !== undefined && { payload }) })
   }
   throw notFound(path)
 }

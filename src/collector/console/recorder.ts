@@ -56,6 +56,7 @@ export class ConsoleRecorder {
   readonly #listeners = new Set<() => void>()
   #sequence = 0
   #version = 0
+  #unlisted = 0
   /**
    * Names this process's record: versions and ids start again at 1 after a restart, so a reader's
    * cursor from an earlier process could otherwise pass for one of this process's.
@@ -131,6 +132,11 @@ export class ConsoleRecorder {
     return this.#entries.get(id)?.record
   }
 
+  /** The exact body forwarded for record `id` (what each receiver got), when it is held. */
+  payloadOf(id: string): string | undefined {
+    return this.#entries.get(id)?.body
+  }
+
   /** The traceId of record `id` (durable mode), which names its delivery in every process. */
   traceIdOf(id: string): string | undefined {
     return this.#entries.get(id)?.traceId
@@ -170,6 +176,21 @@ export class ConsoleRecorder {
     })
   }
 
+  /**
+   * Durable mode: `count` deliveries past the follow bound succeeded, in this process or another
+   * (console/shared.ts): never listed, they are counted (`unlistedCount`) and charted as delivered.
+   */
+  unlisted(count: number): void {
+    this.#unlisted += count
+    this.#count('delivered', count)
+    this.#changed()
+  }
+
+  /** Successful deliveries never listed (past the follow bound), since this process started. */
+  get unlistedCount(): number {
+    return this.#unlisted
+  }
+
   /** Delivered / retrying / failed per minute, the last hour, oldest first (60 entries). */
   activity(): MinuteCounts[] {
     const current = Math.floor(this.#now() / MINUTE)
@@ -180,14 +201,14 @@ export class ConsoleRecorder {
     return out
   }
 
-  #count(series: 'delivered' | 'retrying' | 'failed'): void {
+  #count(series: 'delivered' | 'retrying' | 'failed', n = 1): void {
     const minute = Math.floor(this.#now() / MINUTE)
     let counts = this.#minutes.get(minute)
     if (counts === undefined) {
       this.#minutes.set(minute, (counts = { at: new Date(minute * MINUTE).toISOString(), delivered: 0, retrying: 0, failed: 0 }))
       for (const old of this.#minutes.keys()) if (old <= minute - HOUR_MINUTES) this.#minutes.delete(old)
     }
-    counts[series]++
+    counts[series] += n
   }
 
   #change(entry: Entry, update: () => void): void {

@@ -10,8 +10,14 @@ export type Outcome = 'not forwarded' | 'blocked' | 'queued' | 'retrying' | 'del
 
 export interface UrlOutcome {
   url: string
+  /** The receiver's HTTP status, when it answered. */
   status?: number
+  /** Why this URL did not accept the message (or `no answer yet`, `still answering…`). */
   error?: string
+  /** The first 1,024 bytes of the receiver's answer body, as text. */
+  answer?: string
+  /** From the request's start to the answer (and its first KB), or to the failure, in ms. */
+  durationMs?: number
 }
 
 export interface AttemptRecord {
@@ -86,7 +92,7 @@ export class Entry {
     readonly options: AcceptOptions,
   ) {}
 
-  /** The exact body forwarded, for a retry by hand. */
+  /** The exact body forwarded (what each receiver got), for a retry by hand and `GET /v1/admin/messages/{id}`. */
   get body(): string | undefined {
     return 'body' in this.forward ? this.forward.body : undefined
   }
@@ -145,6 +151,8 @@ export const STILL_ANSWERING = 'still answering (another URL accepted the messag
 export function outcomeOf(result: UrlResult): UrlOutcome {
   const out: UrlOutcome = { url: result.url }
   if (result.status !== undefined) out.status = result.status
+  if (result.answer !== undefined) out.answer = result.answer
+  if (result.durationMs !== undefined) out.durationMs = result.durationMs
   if (result.pending) out.error = STILL_ANSWERING
   else if (result.error !== undefined) out.error = result.error.message
   return out

@@ -11,14 +11,21 @@
  * - A retry by hand goes through the durable queue under the same traceId (`retried`: the
  *   others' records go on too, the attempts continue their numbering).
  *
- * Bounded: each process shares and follows at most `perSecond` (100) messages a second; past
- * that, its own records say their delivery is not followed and the others do not see them. A
- * notice stays small: a message whose JSON and body take more than 6,000 bytes is shared as its
- * type, name and user only (its raw JSON, and a retry by hand, in the accepting process's console).
+ * Bounded: each process lists at most `perSecond` (100) accepted messages a second as it accepts
+ * them. Past that, a delivery is still named (a traceId marked unfollowed) but listed nowhere
+ * unless it fails or waits for a retry: then the process making that attempt lists it in every
+ * console (`surfaced`, with its body, so any console can retry it by hand), and from then on it is
+ * followed like the others. Its success is only counted: each process tells the others, once a
+ * second, how many such successes it had (`thinned`); the consoles show that count
+ * (`unlisted`) and chart them. So the bound thins out successes only. A notice stays small: a
+ * message whose JSON and body take more than 6,000 bytes (a surfaced one's body, 3,000) is shared
+ * as its type, name and user only (its raw JSON, and a retry by hand, in the console of the
+ * process that has its body).
  */
 import type { UrlResult } from '../../webhooks/index.js'
-import type { DeliveryTrace, TraceSink } from '../delivery/queue.js'
-import { stringifyExact } from '../../message/exact-json.js'
+import type { DeliveryTrace, TracedDelivery, TraceSink } from '../delivery/queue.js'
+import { parseExact, stringifyExact } from '../../message/exact-json.js'
+import { setBackgroundTimeout } from '../../platform/runtime.js'
 import type { QueueBus } from '../state/bus.js'
 import type { AcceptOptions, ConsoleRecorder, Forward, Origin } from './recorder.js'
 
@@ -28,6 +35,9 @@ interface WireResult {
   status?: number
   error?: string
   pending?: true
+  /** The answer's first KB and the duration (`UrlResult`). */
+  b?: string
+  ms?: number
 }
 
 type TraceNotice = { t: string } & (
@@ -50,12 +60,27 @@ interface AcceptedNotice {
   n?: string
 }
 
+/**
+ * A delivery past the follow bound that failed or waits for a retry: its record (the body, or a
+ * summary `m` when too large), the attempt that surfaced it and that attempt's outcome.
+ */
+interface SurfacedNotice {
+  t: string
+  s: string
+  b?: string
+  m?: Record<string, unknown>
+  a: number
+  u: string[]
+  n: TraceNotice
+}
+
 export interface SharedConsole {
   /**
-   * A traceId for the next forwarded message, or `undefined` past this second's budget (`always`:
-   * within it or not, for a deletion request's few payloads).
+   * A traceId for the next forwarded message: past this second's budget, an unfollowed one (listed
+   * only if its delivery fails or retries); `always`: followed within the budget or not, for a
+   * deletion request's few payloads.
    */
-  traceId(always?: boolean): string | undefined
+  traceId(always?: boolean): string
   /** Where the delivery queue reports attempts on deliveries with a traceId. */
   traces: TraceSink
   /** Records an accepted message (the ingest's `record`) or an admin payload, and tells the other processes. */
@@ -66,6 +91,13 @@ export interface SharedConsole {
 }
 
 const MAX_SHARED_BYTES = 6_000
+/** A surfaced delivery's body shares its notice with the attempt's results (their answers: `MAX_ANSWER_BYTES`). */
+const MAX_SURFACED_BYTES = 3_000
+/** Marks a traceId past the follow bound (a bus id holds none). */
+const UNFOLLOWED = '~'
+const THINNED_EVERY_MS = 1_000
+/** Bytes the answers of one notice's results take at most, as JSON (a PostgreSQL notice holds 7,800). */
+const MAX_ANSWER_BYTES = 3_600
 const MAX_ERROR_CHARS = 300
 /** Traces heard before their message (kept for at most this many traceIds). */
 const MAX_WAITING = 1_000
@@ -77,14 +109,54 @@ const toWire = (r: UrlResult): WireResult => ({
   ...(r.status !== undefined && { status: r.status }),
   ...(r.error !== undefined && { error: r.error.message.slice(0, MAX_ERROR_CHARS) }),
   ...(r.pending && { pending: true as const }),
+  ...(r.answer !== undefined && { b: r.answer }),
+  ...(r.durationMs !== undefined && { ms: r.durationMs }),
 })
-const fromWire = ({ error, ...r }: WireResult): UrlResult => ({ ...r, ...(error !== undefined && { error: new Error(error) as UrlResult['error'] }) })
+const fromWire = ({ error, b, ms, ...r }: WireResult): UrlResult => ({
+  ...r,
+  ...(error !== undefined && { error: new Error(error) as UrlResult['error'] }),
+  ...(typeof b === 'string' && { answer: b }),
+  ...(typeof ms === 'number' && { durationMs: ms }),
+})
+
+/**
+ * `results` with their answers cut to share `MAX_ANSWER_BYTES` when they would take more (five
+ * URLs answering a KB each, or text that JSON escapes): the notice must fit one bus message.
+ */
+function fitted(results: WireResult[]): WireResult[] {
+  let total = 0
+  for (const r of results) if (r.b !== undefined) total += r.b.length * 6
+  if (total <= MAX_ANSWER_BYTES) return results
+  const sizes = results.map((r) => (r.b === undefined ? 0 : encoder.encode(JSON.stringify(r.b)).length))
+  const used = sizes.reduce((a, b) => a + b, 0)
+  if (used <= MAX_ANSWER_BYTES) return results
+  return results.map((r, i) => (r.b === undefined ? r : { ...r, b: r.b.slice(0, Math.floor((r.b.length * MAX_ANSWER_BYTES) / used)) }))
+}
 
 function replay(n: TraceNotice): (trace: DeliveryTrace) => void {
   if (n.k === 'attempt') return (t) => t.attempt(n.a, n.u)
   if (n.k === 'retry') return (t) => t.retry(n.a, n.r.map(fromWire), n.d)
   if (n.k === 'late') return (t) => t.late(fromWire(n.r))
   return (t) => t.settled(n.ok, n.r.map(fromWire))
+}
+
+/** What the live view lists of a message too large to share, and why it is not whole. */
+function summaryOf(message: Record<string, unknown>, size: number): Record<string, unknown> {
+  const { type, event, name, userId, anonymousId, messageId, receivedAt } = message
+  return { type, event, name, userId, anonymousId, messageId, receivedAt, note: `${size} bytes: shown in the console of the collector process that holds its body` }
+}
+
+const utf8Size = (text: string, limit: number) => (text.length * 3 <= limit ? text.length : encoder.encode(text).length)
+
+/** A forwarded body read back as the message it carries (the webhook payload), integers kept exact. */
+function messageOf(body: string): Record<string, unknown> {
+  try {
+    const { value } = parseExact(body)
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
+  } catch {
+    // Not JSON (a body is always ours, so this is not expected): listed by its text.
+  }
+  return { type: 'unknown', body }
 }
 
 /** The message as shared: whole, or (too large) what the live view lists. */
@@ -105,11 +177,13 @@ function shareable(source: string, message: Record<string, unknown>, forward: Fo
   if (units * 3 <= MAX_SHARED_BYTES) return notice
   const size = encoder.encode(text).length + (notice.b === undefined ? 0 : encoder.encode(notice.b).length)
   if (size <= MAX_SHARED_BYTES) return notice
-  const { type, event, name, userId, anonymousId, messageId, receivedAt } = message
   delete notice.b
-  notice.m = { type, event, name, userId, anonymousId, messageId, receivedAt, note: `${size} bytes: shown in the console of the collector process that accepted it` }
+  notice.m = summaryOf(message, size)
   return notice
 }
+
+/** The trace of a message not listed (yet): its delivery reports to the queue's `TraceSink` instead. */
+const IGNORED: DeliveryTrace = { attempt() {}, retry() {}, settled() {}, late() {} }
 
 export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: { perSecond?: number; now?: () => number } = {}): SharedConsole {
   const perSecond = options.perSecond ?? 100
@@ -143,6 +217,52 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
     for (const call of calls!) call(trace)
   }
 
+  /** Lists a surfaced delivery here (unless it is already) and applies the attempt that surfaced it. */
+  const surfaced = (n: SurfacedNotice) => {
+    if (recorder.traced(n.t) === undefined) {
+      const message = n.b !== undefined ? messageOf(n.b) : n.m ?? {}
+      // Accepted here when its traceId is one of this process's.
+      const remote = !n.t.startsWith(`${bus.id}${UNFOLLOWED}`)
+      recorder.accepted(n.s, message, { body: n.b, traceId: n.t }, { remote })
+      known(n.t)
+    }
+    const trace = recorder.traced(n.t)!
+    if (n.a > 0) trace.attempt(n.a, n.u)
+    replay(n.n)(trace)
+  }
+  /** Successes past the bound, counted here and told to the others once a second. */
+  let thinned = 0
+  let thinnedTimer: ReturnType<typeof setTimeout> | undefined
+  const succeeded = () => {
+    recorder.unlisted(1)
+    thinned++
+    thinnedTimer ??= setBackgroundTimeout(() => {
+      thinnedTimer = undefined
+      const n = thinned
+      thinned = 0
+      void bus.publish('thinned', { n })
+    }, THINNED_EVERY_MS)
+  }
+  /** A trace past the bound, not listed here: silent unless the delivery fails or retries. */
+  const unlistedTrace = (traceId: string, delivery: TracedDelivery | undefined): DeliveryTrace => {
+    let attempt = 0
+    let urls: string[] = []
+    const surface = (n: TraceNotice) => {
+      if (delivery === undefined) return
+      const { source: s, body } = delivery
+      surfaced({ t: traceId, s, b: body, a: attempt, u: urls, n })
+      const size = utf8Size(body, MAX_SURFACED_BYTES)
+      const kept = size <= MAX_SURFACED_BYTES ? { b: body } : { m: summaryOf(messageOf(body), size) }
+      void bus.publish('surfaced', { t: traceId, s, ...kept, a: attempt, u: urls, n } satisfies SurfacedNotice)
+    }
+    return {
+      attempt: (a, u) => ((attempt = a), (urls = [...u])),
+      retry: (a, results, d) => surface({ t: traceId, k: 'retry', a, r: fitted(results.map(toWire)), d }),
+      settled: (ok, results) => (ok ? succeeded() : surface({ t: traceId, k: 'settled', ok, r: fitted(results.map(toWire)) })),
+      late: () => {},
+    }
+  }
+
   const stop = bus.subscribe((topic, data) => {
     if (topic === 'accepted') {
       const n = data as AcceptedNotice
@@ -153,6 +273,12 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
     } else if (topic === 'trace') {
       const n = data as TraceNotice
       if (typeof n?.t === 'string') apply(n.t, replay(n))
+    } else if (topic === 'surfaced') {
+      const n = data as SurfacedNotice
+      if (typeof n?.t === 'string' && typeof n.s === 'string' && typeof n.n?.k === 'string' && Array.isArray(n.u)) surfaced(n)
+    } else if (topic === 'thinned') {
+      const n = (data as { n?: unknown })?.n
+      if (Number.isSafeInteger(n) && (n as number) > 0) recorder.unlisted(n as number)
     } else if (topic === 'retried') {
       const n = data as { t?: unknown }
       if (typeof n?.t === 'string') recorder.reopened(n.t)
@@ -160,20 +286,24 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
   })
 
   return {
-    traceId: (always) => (take() || always ? `${bus.id}.${++sequence}` : undefined),
-    traces(traceId) {
+    traceId: (always) => `${bus.id}${take() || always ? '.' : UNFOLLOWED}${++sequence}`,
+    traces(traceId, delivery) {
+      // Past the bound and not surfaced yet (no record of it here).
+      if (traceId.includes(UNFOLLOWED) && recorder.traced(traceId) === undefined) return unlistedTrace(traceId, delivery)
       const tell = (notice: TraceNotice) => {
         apply(traceId, replay(notice))
         bus.publish('trace', notice)
       }
       return {
         attempt: (a, urls) => tell({ t: traceId, k: 'attempt', a, u: [...urls] }),
-        retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: results.map(toWire), d }),
-        settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: results.map(toWire) }),
-        late: (result) => tell({ t: traceId, k: 'late', r: toWire(result) }),
+        retry: (a, results, d) => tell({ t: traceId, k: 'retry', a, r: fitted(results.map(toWire)), d }),
+        settled: (ok, results) => tell({ t: traceId, k: 'settled', ok, r: fitted(results.map(toWire)) }),
+        late: (result) => tell({ t: traceId, k: 'late', r: fitted([toWire(result)])[0] }),
       }
     },
     record(source, message, forward, admin = {}) {
+      // Past the bound: listed only once its delivery fails or retries (`surfaced`).
+      if ('body' in forward && forward.traceId?.includes(UNFOLLOWED)) return IGNORED
       // A forwarded message took its share of the budget with its traceId; another one takes it here.
       const shared = 'body' in forward ? forward.traceId !== undefined : take()
       const trace = recorder.accepted(source, message, forward, 'body' in forward && !shared ? { ...admin, note: notFollowed } : admin)
@@ -184,6 +314,9 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
       return trace
     },
     retried: (traceId) => bus.publish('retried', { t: traceId }, { now: true }),
-    close: stop,
+    close() {
+      stop()
+      clearTimeout(thinnedTimer)
+    },
   }
 }

@@ -20,6 +20,11 @@ export interface MessagesAnswer {
   messages: MessageRecord[]
   /** More changes wait after `version` (the stream sends them next). */
   more?: true
+  /**
+   * Durable mode: successful deliveries not listed since this process started (past the
+   * 100-a-second follow bound only successes are left out; every failure and retry is listed).
+   */
+  unlisted?: number
 }
 
 const encoder = new TextEncoder()
@@ -36,6 +41,7 @@ export class MessageStreams {
   /** Streams `select(version)` from `since` on, after each change. */
   open(select: (since: number) => MessagesAnswer, since: number): Response {
     let version = since
+    let unlisted: number | undefined
     let waiting = false
     let stopped = false
     let controller!: ReadableStreamDefaultController<Uint8Array>
@@ -44,7 +50,9 @@ export class MessageStreams {
       if (stopped) return
       const answer = select(version)
       version = answer.version
-      if (always || answer.messages.length > 0) controller.enqueue(frame(answer))
+      // A count of unlisted successes that grew is news too, with no record changed.
+      if (always || answer.messages.length > 0 || answer.unlisted !== unlisted) controller.enqueue(frame(answer))
+      unlisted = answer.unlisted
       // A page of a larger burst: the rest goes as soon as the reader takes this one (`pull`).
       if (answer.more) waiting = true
     }

@@ -216,7 +216,7 @@ export class JobRunner {
   #expired(data: DeliverData, why: string): void {
     const { counters, tally, log } = this.deps
     log(`${data.s}: ${data.t} failed after ${count(data.n, 'attempt')}: no retry: ${why}.`)
-    if (data.r !== undefined) this.deps.traces?.(data.r).settled(false, [])
+    if (data.r !== undefined) this.deps.traces?.(data.r, { source: data.s, body: data.b }).settled(false, [])
     tally.failed(data.s)
     counters.add(`${data.s}|pending`, -1)
     counters.add(`${data.s}|retrying`, -1)
@@ -234,7 +234,7 @@ export class JobRunner {
       return STOPPED
     }
     const attempt = data.n + 1
-    const trace = data.r === undefined ? undefined : this.deps.traces?.(data.r)
+    const trace = data.r === undefined ? undefined : this.deps.traces?.(data.r, { source: data.s, body: data.b })
     if (trace) {
       const all = destination.urls
       trace.attempt(attempt, data.u ? data.u.map((i) => all[i]).filter((url) => url !== undefined) : all)

@@ -44,7 +44,14 @@ export interface QueuedDelivery {
  * Durable mode: where the process making an attempt reports the progress of a delivery that
  * carries a `traceId` (a delivery accepted by one process may be attempted by any other).
  */
-export type TraceSink = (traceId: string) => DeliveryTrace
+export type TraceSink = (traceId: string, delivery?: TracedDelivery) => DeliveryTrace
+
+/** What a `TraceSink` is told of the delivery it reports: enough to list it where it was not (a failure past the follow bound). */
+export interface TracedDelivery {
+  source: string
+  /** The exact body forwarded. */
+  body: string
+}
 
 /** Deliveries not settled yet, and those among them waiting for a retry after a failed attempt. */
 export interface BacklogCounts {

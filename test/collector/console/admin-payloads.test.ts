@@ -27,7 +27,7 @@ describe('admin payloads in the console', () => {
     ])
     const [deletion] = all
     expect(deletion).toMatchObject({ source: 'web', userId: 'ada', message: { type: 'delete', userId: 'ada' } })
-    expect(deletion.delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), results: [{ url: 'https://hooks.test/in', status: 400, error: expect.stringContaining('400') }] }])
+    expect(deletion.delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), results: [{ url: 'https://hooks.test/in', status: 400, error: expect.stringContaining('400'), durationMs: expect.any(Number) }] }])
     for (const filter of ['type=delete', 'origin=deletion']) {
       expect((await json(collector, admin(`/v1/admin/messages?${filter}`))).body.messages.map((m: any) => m.id)).toEqual([deletion.id])
     }

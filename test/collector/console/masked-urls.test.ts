@@ -158,8 +158,8 @@ describe('credentials in webhook URLs, in the messages endpoints', () => {
     await until(() => collector.stats().pending === 0, 'the delivery settled')
     expect(calls.map((c) => c.url).sort()).toEqual([HOOKS[0].url, HOOKS[1].url].sort())
     const shown = [
-      { url: SHOWN[0].url, status: 400, error: expect.stringContaining('400') },
-      { url: SHOWN[1].url, status: 400, error: expect.stringContaining('400') },
+      { url: SHOWN[0].url, status: 400, error: expect.stringContaining('400'), answer: 'no', durationMs: expect.any(Number) },
+      { url: SHOWN[1].url, status: 400, error: expect.stringContaining('400'), answer: 'no', durationMs: expect.any(Number) },
     ]
     const list = await json(collector, admin('/v1/admin/messages'))
     expect(list.body.messages[0].delivery.attempts[0].results).toEqual(shown)

@@ -57,8 +57,12 @@ describe('admin endpoints of the console', () => {
       ['identify', undefined, 'delivered'], ['track', 'Bad', 'failed'], ['track', 'Good', 'delivered'],
     ])
     expect(all.body.messages[1].delivery.attempts).toEqual([
-      { attempt: 1, at: expect.any(String), results: [{ url: 'https://hooks.test/in', status: 400, error: expect.stringContaining('400') }] },
+      { attempt: 1, at: expect.any(String), results: [{ url: 'https://hooks.test/in', status: 400, error: expect.stringContaining('400'), answer: 'no', durationMs: expect.any(Number) }] },
     ])
+    // One record alone also gives the payload as forwarded: the exact body its receiver got.
+    const one = (await json(collector, admin(`/v1/admin/messages/${all.body.messages[1].id}`))).body
+    expect(one.payload).toMatch(/^\{"version":1,"type":"track","messageId":"m-2",.*"event":"Bad"/)
+    expect(all.body.messages[1].payload).toBeUndefined()
     expect((await json(collector, admin(`/v1/admin/messages?since=${all.body.version}`))).body.messages).toEqual([])
     expect((await json(collector, admin('/v1/admin/messages?type=track&event=Good'))).body.messages).toHaveLength(1)
     expect((await collector.fetch(admin('/v1/admin/messages?since=x'))).status).toBe(400)
@@ -108,11 +112,11 @@ describe('a delivery to several URLs', () => {
     await until(() => collector.stats().pending === 0, 'the delivery settled')
     const results = async () => (await json(collector, admin('/v1/admin/messages'))).body.messages[0].delivery.attempts[0].results
     const still = 'still answering (another URL accepted the message)'
-    expect(await results()).toEqual([{ url: urls[0], status: 200 }, { url: urls[1], error: still }, { url: urls[2], error: still }])
+    expect(await results()).toEqual([{ url: urls[0], status: 200, answer: 'ok', durationMs: expect.any(Number) }, { url: urls[1], error: still }, { url: urls[2], error: still }])
 
     expect(held).toHaveLength(2)
     for (const release of held) release()
-    const expected = [{ url: urls[0], status: 200 }, { url: urls[1], status: 200 }, { url: urls[2], status: 400, error: expect.stringContaining('answered 400') }]
+    const expected = [{ url: urls[0], status: 200, answer: 'ok' }, { url: urls[1], status: 200, answer: 'ok' }, { url: urls[2], status: 400, answer: 'no', error: expect.stringContaining('answered 400'), durationMs: expect.any(Number) }]
     const deadline = Date.now() + 5_000
     while (JSON.stringify(await results()).includes(still) && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
     const [record] = (await json(collector, admin('/v1/admin/messages'))).body.messages

@@ -72,7 +72,7 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
         await until(async () => (await delivered(a)).length === 60, "A's console to show the 60 deliveries", 30_000)
         for (const record of await delivered(a)) {
           expect(record.remote).toBeUndefined()
-          expect(record.delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), results: [{ url: receiver.url, status: 200 }] }])
+          expect(record.delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), results: [{ url: receiver.url, status: 200, durationMs: expect.any(Number) }] }])
         }
         // B's console lists the messages A accepted, with the same outcome.
         await until(async () => (await delivered(b)).length === 60, "B's console to show them too")
