@@ -27,7 +27,7 @@ export function firstBytesOf(text: string): string {
  * `text()`. Never throws: an answer cut short keeps what came (`''` when nothing did).
  */
 export async function readAnswer(response: HttpAnswer, timeoutMs: number): Promise<string> {
-  if (!response.body) return response.text().then(firstBytesOf, () => '')
+  if (!response.body) return answerText(response)
   let reader: ReadableStreamDefaultReader<Uint8Array>
   try {
     reader = response.body.getReader()
@@ -61,6 +61,19 @@ export async function readAnswer(response: HttpAnswer, timeoutMs: number): Promi
     offset += part.byteLength
   }
   return decoder.decode(bytes)
+}
+
+/**
+ * An answer's first KB through `text()` (a refusal's, which the attempt has read already, or an
+ * answer without a stream); `''` where there is none: a `fetch` of the user's may resolve with
+ * any object that has a `status` and `headers.get`.
+ */
+export async function answerText(response: HttpAnswer): Promise<string> {
+  try {
+    return typeof response.text === 'function' ? firstBytesOf(await response.text()) : ''
+  } catch {
+    return ''
+  }
 }
 
 /** Reads and drops the rest of a body (cut off by the caller's timer); never throws. */

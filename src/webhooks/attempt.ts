@@ -19,7 +19,7 @@ import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { maskUrl } from '../secrets.js'
 import type { StopSignal } from '../transport/stop.js'
-import { firstBytesOf, readAnswer } from './answer.js'
+import { answerText, readAnswer } from './answer.js'
 
 /** One URL's outcome: a status, an error, or (when another URL already succeeded) `pending`. */
 export interface UrlResult {
@@ -209,7 +209,7 @@ async function send(request: AttemptRequest, target: AttemptTarget, headers: Rea
     // being cut short (the scheduler never sleeps past the window).
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.MAX_SAFE_INTEGER, now())
     // `attemptRequest` has read a refusal's body (its first 16 KB): kept for `httpFailure` too.
-    const answer = await response.text().then(firstBytesOf, () => '')
+    const answer = await answerText(response)
     return { ...answered(status, answer), error: await httpFailure(maskUrl(url), response, retryAfterMs) }
   } catch (error) {
     const durationMs = now() - started

@@ -59,6 +59,18 @@ describe('WebhookDestination.attempt', () => {
     }
   })
 
+  it('a fetch of the user\'s that resolves with a bare answer (a status and headers, no body or text()) is read as having none', async () => {
+    // As the bench's stub fetch does, and as the `fetch` option allows: reading its first KB threw,
+    // and the delivery retried for its whole window.
+    const answers = [{ status: 200, headers: new Headers() }, { status: 500, headers: new Headers() }]
+    const destination = new WebhookDestination({ urls: [{ url: 'https://hooks.test/a' }], fetch: async () => answers.shift() as never })
+    const accepted = await destination.attempt(body)
+    expect(accepted).toMatchObject({ deliveredBy: 0, results: [{ status: 200 }] })
+    expect(accepted.results[0]!.answer).toBeUndefined()
+    const refused = await destination.attempt(body)
+    expect(refused).toMatchObject({ deliveredBy: -1, retry: [0], results: [{ status: 500 }] })
+  })
+
   it('every URL failing for good leaves nothing to retry', async () => {
     const a = await server({ status: 404 })
     const outcome = await new WebhookDestination({ urls: [{ url: a.url }] }).attempt(body)
