@@ -22,19 +22,9 @@ import { spawn } from 'node:child_process'
 import http from 'node:http'
 import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
+import { prng as mulberry32 } from './prng.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
-
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function readConfig(argv, env) {
   const arg = (name) => {

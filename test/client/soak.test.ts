@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, vi } from 'vitest'
 import { collector, createTestClient, HttpResponse, installServer, listen, trackInput } from '../helpers/client.js'
-import { prng } from '../helpers/prng.js'
+import { prng } from '../../bench/prng.mjs'
 
 installServer()
 

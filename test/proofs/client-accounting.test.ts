@@ -16,7 +16,7 @@ import { delay } from 'msw'
 import { describe, expect, it, vi } from 'vitest'
 import { ClientClosedError, isQueueFullError, type Client } from '../../src/index.js'
 import { collector, createTestClient, HttpResponse, installServer, server, settle, trackInput } from '../helpers/client.js'
-import { prng } from '../helpers/prng.js'
+import { prng } from '../../bench/prng.mjs'
 import { fcParameters, fuzzTimeout } from './support.js'
 
 installServer()
