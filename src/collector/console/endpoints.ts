@@ -89,8 +89,7 @@ function filterOf(url: URL): (record: MessageRecord) => boolean {
  * page listed newest first), `version` the last change sent and `more` when there are others.
  * Without (`GET /v1/admin/messages` alone): the latest `limit` records and the current version.
  */
-function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean, keep = filterOf(url)): MessagesAnswer {
-  const limit = integerParam(url, 'limit', 200)
+function messages(url: URL, recorder: ConsoleRecorder, since: number, paged: boolean, keep = filterOf(url), limit = integerParam(url, 'limit', 200)): MessagesAnswer {
   const { boot } = recorder
   const unlisted = recorder.unlistedCount > 0 ? { unlisted: recorder.unlistedCount } : {}
   if (!paged) {
@@ -145,9 +144,11 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
   if (path === '/v1/admin/messages/stream') {
     only('GET', request, path)
     // The `boot` check applies to the reader's cursor only: later cursors are this process's.
-    // Filters are read (and a bad one refused) before the stream opens.
+    // Filters and `limit` are read (and a bad one refused) before the stream opens: past that, an
+    // error would have no answer to go to.
     const keep = filterOf(url)
-    return context.streams.open((since) => messages(url, context.recorder, since, true, keep), cursorOf(url, context.recorder))
+    const limit = integerParam(url, 'limit', 200)
+    return context.streams.open((since) => messages(url, context.recorder, since, true, keep, limit), cursorOf(url, context.recorder))
   }
   if (path === '/v1/admin/audiences') {
     only('GET', request, path)

@@ -48,7 +48,16 @@ export class MessageStreams {
     const send = (always: boolean) => {
       waiting = false
       if (stopped) return
-      const answer = select(version)
+      let answer: MessagesAnswer
+      try {
+        answer = select(version)
+      } catch (error) {
+        // (Called from a change's microtask too: thrown there, it would end the process.) The
+        // stream ends with the error; the page reconnects.
+        stop()
+        controller.error(error)
+        return
+      }
       version = answer.version
       // A count of unlisted successes that grew is news too, with no record changed.
       if (always || answer.messages.length > 0 || answer.unlisted !== unlisted) controller.enqueue(frame(answer))

@@ -48,6 +48,17 @@ describe('admin endpoints of the console', () => {
     expect(await late.read()).toEqual({ done: true, value: undefined })
   })
 
+  it('GET /v1/admin/messages/stream with a bad limit is refused before it opens (400), never thrown from the stream later', async () => {
+    // Found by test/proofs/collector-fuzz.test.ts: the stream read `limit` at each change, in a
+    // microtask, where its refusal was an uncaught exception (the end of a Node process).
+    const { collector } = consoleCollector()
+    const response = await collector.fetch(admin('/v1/admin/messages/stream?since=0&limit=NaN'))
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ success: false, error: { code: 'BAD_REQUEST', message: 'Expected `limit` to be an integer ≥ 0, got "NaN".' } })
+    await collector.fetch(post({ batch: [track({ event: 'After' })] }))
+    await until(() => collector.stats().pending === 0, 'deliveries settled')
+  })
+
   it('GET /v1/admin/messages: newest first, changes since a version, filters; retry only what failed', async () => {
     const { collector } = consoleCollector({}, (call) => new Response('no', { status: call.json.event === 'Bad' ? 400 : 200 }))
     await collector.fetch(post({ batch: [track({ event: 'Good' }), track({ event: 'Bad', messageId: 'm-2' }), { type: 'identify', userId: 'u1' }] }))
