@@ -39,10 +39,10 @@ function pageProperties(): JsonObject | undefined {
 /** The time zone, read once (it does not change while a page lives). */
 let timezone: string | undefined
 
-function browserContext(parts: BrowserContextParts): JsonObject {
+function browserContext(parts: BrowserContextParts, page: JsonObject | undefined): JsonObject {
   const { navigator, screen } = g
   const context: JsonObject = {
-    page: parts.page === false ? undefined : pageProperties(),
+    page,
     userAgent: parts.userAgent === false ? undefined : navigator?.userAgent,
     locale: parts.locale === false ? undefined : navigator?.language,
     screen: parts.screen === false || !screen ? undefined : { width: screen.width, height: screen.height, density: g.devicePixelRatio ?? 1 },
@@ -63,9 +63,11 @@ function browserContext(parts: BrowserContextParts): JsonObject {
  * for a `page()`, the page's properties to fill in.
  */
 export function withBrowserContext(defaults: MessageDefaults, parts: BrowserContextParts, pageCall: boolean): MessageDefaults {
+  // Read once: `context.page` and a `page()`'s properties are the same values.
+  const page = parts.page === false ? undefined : pageProperties()
   return {
-    context: mergeUnder(browserContext(parts), defaults.context) as JsonObject,
+    context: mergeUnder(browserContext(parts, page), defaults.context) as JsonObject,
     integrations: defaults.integrations,
-    page: pageCall && parts.page !== false ? pageProperties() : undefined,
+    page: pageCall ? page : undefined,
   }
 }
