@@ -1,13 +1,9 @@
 /**
- * Packs queued messages into batches that respect both limits (`flushAt` messages, 500,000 bytes
- * per request body), and assembles a batch's body from the messages' JSON text, once, when the
- * batch is cut, without serialising them again. On Node with the Node transport the messages and
- * the body are UTF-8 bytes instead, outside the JavaScript heap (../platform/arena.ts, which uses
- * this envelope).
+ * The batch envelope: a batch's request body around its messages' JSON text, assembled from that
+ * text without serialising the messages again, and its exact size. The queues' batches make their
+ * bodies with it (../queue/); the byte store's arena cuts it once into bytes (../queue/arena.ts).
  */
-import { MAX_BATCH_BYTES } from '../limits.js'
 import { utf8ByteLength } from '../platform/runtime.js'
-import type { QueuedMessage, TextMessage } from './build-message.js'
 import { LIBRARY_CONTEXT } from './stamp.js'
 
 /** A `sentAt` of the same length as any `Date#toISOString()` of years 0–9999 (1970's first instant). */
@@ -27,39 +23,14 @@ export class BodyBuilder {
   }
 
   /** The body's JSON text. */
-  build(messages: readonly QueuedMessage[], sentAt: string): string {
-    // (Strings: messages are held as bytes only where bodies are made of bytes, see ../platform/arena.ts.)
-    return this.#body(messages.map((m) => (m as TextMessage).json).join(), sentAt)
+  build(messages: readonly { readonly json: string }[], sentAt: string): string {
+    return this.#body(messages.map((m) => m.json).join(), sentAt)
   }
 
   /** The body's exact UTF-8 size, without building it. */
-  size(messages: readonly QueuedMessage[]): number {
+  size(messages: readonly { readonly bytes: number }[]): number {
     let bytes = this.overhead + Math.max(0, messages.length - 1)
     for (const m of messages) bytes += m.bytes
     return bytes
   }
-}
-
-/** Splits `messages` in order into batches of at most `maxCount` messages and `maxBodyBytes` bytes. */
-export function splitIntoBatches(
-  messages: readonly QueuedMessage[],
-  maxCount: number,
-  overhead: number,
-  maxBodyBytes: number = MAX_BATCH_BYTES,
-): QueuedMessage[][] {
-  const batches: QueuedMessage[][] = []
-  let current: QueuedMessage[] = []
-  // Its messages' bytes and the comma after each: one more makes a body of `overhead + bytes + its bytes`.
-  let bytes = 0
-  for (const item of messages) {
-    if (current.length && (current.length >= maxCount || overhead + bytes + item.bytes > maxBodyBytes)) {
-      batches.push(current)
-      current = []
-      bytes = 0
-    }
-    current.push(item)
-    bytes += item.bytes + 1
-  }
-  if (current.length) batches.push(current)
-  return batches
 }

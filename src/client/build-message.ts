@@ -8,7 +8,6 @@ import { isDate, isPlainObject, validateMessage } from '../message/validate.js'
 import { checkParts, serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { randomUUID } from '../platform/runtime.js'
-import { heldText, type Held } from '../platform/arena.js'
 import { LIBRARY, stampedLength, stampedText, type Stamp } from './stamp.js'
 
 export interface MessageDefaults {
@@ -19,24 +18,10 @@ export interface MessageDefaults {
 }
 
 /**
- * A message as the queue holds it: its JSON text only (sent as is, packed into a request body
- * when its batch is cut) and that text's exact UTF-8 byte length. The text is a string, or on Node
- * with the Node transport, where its bytes are held (../platform/arena.ts), the held region itself.
- */
-export type QueuedMessage = TextMessage | Held
-
-export interface TextMessage {
-  json: string
-  bytes: number
-}
-
-/** Node only: a queued message's text (held ones are read back: for events and errors, rarely). */
-export const queuedText = (m: QueuedMessage): string => ('slab' in m ? heldText(m) : m.json)
-
-/**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
- * for the arena (`buildMessage`'s `parts`), the common message keeps its text as parts instead,
- * which the arena writes one after the other (../platform/arena.ts `writeMessage`): the caller's
+ * for a queue that `takesParts` (`buildMessage`'s `parts`: the byte store), the common message
+ * keeps its text as parts instead, which the arena writes one after the other
+ * (../queue/arena.ts `writeMessage`): the caller's
  * fields as JSON, then the stamped ones from their values (`"type":…,"timestamp":"…"}`). `json`
  * is then empty: neither the whole text nor the stamped fields' text is ever made as a string
  * (they were a sixth of what a `track()` allocated).
@@ -55,11 +40,6 @@ export interface BuiltMessage {
   stamp?: Stamp
 }
 
-/** The messages of queued JSON, for events and errors that carry them (parsed only then). */
-export function sentMessages(batch: readonly QueuedMessage[]): SentMessage[] {
-  return batch.map((m) => JSON.parse((typeof __BROWSER__ === 'boolean' && __BROWSER__) ? (m as TextMessage).json : queuedText(m)) as SentMessage)
-}
-
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
 let lastMs = NaN
 let lastIso = ''
@@ -72,7 +52,7 @@ function nowIso(): string {
   return lastIso
 }
 
-/** `parts`: keep the text's parts (Node only, for the arena, which copies them: see `BuiltMessage`). */
+/** `parts`: keep the text's parts (for a queue that `takesParts`, which copies them: see `BuiltMessage`). */
 export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults, parts?: boolean): BuiltMessage {
   validateMessage(type, input)
   // The rest object is a fresh copy of the caller's fields: completing it never touches the input.
@@ -104,7 +84,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   // A timestamp string passed ISO_8601 (digits, `T`, `:`, `.`, `+`, `-`, `Z`): nothing to escape.
   const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
-  // (../platform/arena.ts): no text of the whole is made, a third less to allocate.
+  // (../queue/arena.ts): no text of the whole is made, a third less to allocate.
   if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
     const stamp: Stamp = { type, id, at, bytes: stampedLength(type, id, at) }
     return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamp.bytes), ownJson: own, stamp }
@@ -112,16 +92,4 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.
   return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stampedText(type, id, at)}`) }
-}
-
-/**
- * `payload` with a `messages` property parsed from `batch` on first read, for the `'flush'` and
- * `'retry'` events: a listener that only counts or logs never pays for the parse. Messages held as
- * bytes are read at once, as text: their memory is reused once their batch settles, and a
- * listener may read `messages` later (../platform/arena.ts).
- */
-export function withMessages<T extends object>(batch: readonly QueuedMessage[], payload: T): T & { messages: SentMessage[] } {
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) batch = batch.map((m) => ({ json: queuedText(m), bytes: m.bytes }))
-  let parsed: SentMessage[] | undefined
-  return { ...payload, get messages() { return (parsed ??= sentMessages(batch)) } }
 }

@@ -13,16 +13,14 @@ import type {
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
 import { holdProcess, onPageHide, onProcessExit, onProcessIdleExit, processExiting, setBackgroundTimeout, utf8ByteLength, type TimerHandle } from '../platform/runtime.js'
 import { openSpill, type Spill } from '../platform/spill.js'
-import { holdsBytes, release, type Held } from '../platform/arena.js'
-import { HeldQueue } from '../platform/held-queue.js'
-import { BodyBuilder, splitIntoBatches } from './batcher.js'
-import { buildMessage, queuedText, withMessages, type BuiltMessage, type QueuedMessage } from './build-message.js'
+import { createQueue } from '../queue/choose.js'
+import { parsedMessages, type MessageQueue, type QueueBatch } from '../queue/message-queue.js'
+import { buildMessage, type BuiltMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { withBrowserContext } from './page-context.js'
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
-import { memoryStore, pageStore, type Store } from './store.js'
 
 /** What a client does when the process is about to exit (set below; not in the browser build). */
 let onIdleExit: ((client: Client) => void) | undefined
@@ -57,18 +55,16 @@ let openSpillOf: ((client: Client, dir: string) => void) | undefined
 export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonObject> {
   readonly #options: ResolvedOptions
   readonly #log: Logger
-  readonly #bodies: BodyBuilder
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
-  readonly #store: Store
-  #queue: QueuedMessage[] = []
+  readonly #queue: MessageQueue
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) =>
     this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
   /** Dropped since the last drop report. */
   #dropped: SentMessage[] = []
   /** Each batch handed to delivery and not settled yet: its delivery, and its messages (for the spill at exit). */
-  readonly #pending = new Map<Promise<BatchOutcome>, readonly QueuedMessage[]>()
+  readonly #pending = new Map<Promise<BatchOutcome>, QueueBatch>()
   /** Where messages held at exit go (option `spill`), once its directory is open. */
   #spill: Spill | undefined
   readonly #stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, failed: 0, dropped: 0, retries: 0 }
@@ -89,10 +85,9 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
-    this.#bodies = new BodyBuilder(this.#options.writeKey, this.#options.plainText)
     // A listener that throws is reported on console.error (the emitter does it).
     this.#events = new Emitter<ClientEvents>(['flush', 'retry', 'error'])
-    this.#delivery = new Delivery(this.#options, this.#bodies, {
+    this.#delivery = new Delivery(this.#options, {
       // Out of flight as each part of a batch settles (a 413's halves settle apart).
       delivered: (batch, status) => {
         this.#stats.delivered += batch.length
@@ -110,24 +105,19 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
         this.#report(error)
       },
     }, this.#log)
-    // Messages left by pages that are gone are queued like new ones (unless closed by then).
-    this.#store = this.#options.persist
-      ? pageStore(this.#options.writeKey, (messages) => {
-        if (this.#closing) return false
-        const queued = this.#queue.length
-        for (const m of messages) this.#accept(m)
-        // Older than this page's own, so ahead of them; and sent at once: they may have gone out
-        // with keepalive as their page went away, with no answer seen, and a page left before
-        // its timer fires would hand them on unsent again, and again.
-        const adopted = this.#queue.splice(queued)
-        this.#queue.unshift(...adopted)
-        // (None taken, all dropped: the page's own timer stays armed.)
-        if (adopted.length) this.#dispatchQueue(false, adopted.length)
-        return true
-      })
-      : memoryStore
-    // On Node with the Node transport, queued messages are bytes in the arena (../platform/held-queue.ts).
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) this.#queue = new HeldQueue() as unknown as QueuedMessage[]
+    // Messages left by pages that are gone (option `persist`) are queued like new ones, ahead of
+    // this page's own (unless closed by then), and sent at once: they may have gone out with
+    // keepalive as their page went away, with no answer seen, and a page left before its timer
+    // fires would hand them on unsent again, and again.
+    this.#queue = createQueue(this.#options, (messages) => {
+      if (this.#closing) return false
+      const queued = this.#queue.length
+      for (const m of messages) this.#accept(m)
+      const adopted = this.#queue.length - queued
+      // (None taken, all dropped: the page's own timer stays armed.)
+      if (adopted) this.#dispatchQueue(false, adopted)
+      return true
+    })
     this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
     if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
       this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
@@ -182,9 +172,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       }
       /** The texts of every message a client holds, queued or in flight. */
       const heldTexts = (client: Client): string[] => {
-        const queued = client.#queue as unknown as HeldQueue | QueuedMessage[]
-        const texts = queued instanceof HeldQueue ? queued.texts() : queued.map(queuedText)
-        for (const batch of client.#pending.values()) for (const m of batch) texts.push(queuedText(m))
+        const texts = client.#queue.texts()
+        for (const batch of client.#pending.values()) texts.push(...batch.texts())
         return texts
       }
       // The process is exiting (`process.exit()`, a host's signal handler, or its work is done):
@@ -370,7 +359,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     if (this.#closing) throw new ClientClosedError(type)
     const parts = this.#options.browserContext
     const defaults = parts ? withBrowserContext(this.#options, parts, type === 'page') : this.#options
-    const built = (typeof __BROWSER__ === 'boolean' && __BROWSER__) ? buildMessage(type, input, defaults) : buildMessage(type, input, defaults, holdsBytes(this.#options))
+    const built = buildMessage(type, input, defaults, this.#queue.takesParts)
     const { schema } = this.#options
     this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>
@@ -392,14 +381,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       })
       return
     }
-    // The queue (and the store) keep the JSON only: the object is the caller's to keep or drop.
-    // On Node, with the Node transport, as bytes outside the JavaScript heap (../platform/arena.ts).
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) (this.#queue as unknown as HeldQueue).hold(built)
-    else {
-      const queued: QueuedMessage = { json: built.json, bytes: built.bytes }
-      this.#queue.push(queued)
-      this.#store.add(queued)
-    }
+    // The queue keeps the JSON only: the object is the caller's to keep or drop.
+    this.#queue.hold(built)
     if (this.#log.enabled) this.#log(`enqueued ${built.message.type} ${built.message.messageId} (${built.bytes} bytes)`)
     if (this.#queue.length >= this.#options.flushAt) this.#scheduleDispatch()
     else if (this.#timer === undefined) this.#armTimer()
@@ -437,18 +420,15 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#clearTimer()
     this.#lastFlush = Date.now()
     if (!take) return
-    const queued = this.#queue.splice(0, take)
-    if (this.#queue.length) this.#armTimer()
     // On page hide, no request may exceed the keepalive budget, or none of it could go keepalive.
-    const batches = splitIntoBatches(queued, this.#options.flushAt, this.#bodies.overhead, pageHide ? KEEPALIVE_BODY_BYTES : undefined)
-    if (this.#log.enabled) this.#log(`flushing ${count(queued.length, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
+    const batches = this.#queue.take(take, this.#options.flushAt, pageHide ? KEEPALIVE_BODY_BYTES : undefined)
+    if (this.#queue.length) this.#armTimer()
+    if (this.#log.enabled) this.#log(`flushing ${count(take, 'message')} in ${count(batches.length, 'batch', 'batches')}`)
     for (const batch of batches) {
       this.#stats.inFlight += batch.length
       // On page hide, at once, with keepalive within the page's budget (shared by its clients).
+      // Settled: every message delivered or failed for good (and reported), and released.
       const sending = this.#delivery.send(batch, pageHide).then((outcome) => {
-        // Settled: every message delivered or failed for good (and reported), so out of storage.
-        this.#store.remove(batch)
-        if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)) for (const m of batch) release(m as Held)
         this.#pending.delete(sending)
         return outcome
       })
@@ -479,7 +459,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
    * for a connection slot.
    */
   #onPageHide(): void {
-    this.#store.hide()
+    this.#queue.hide()
     this.#delivery.hide()
     if (!this.#queue.length) return
     this.#log('page hidden; sending with keepalive')
@@ -491,4 +471,16 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#log(`failed: ${error.message} (${messages})`)
     if (!this.#events.emit('error', () => error)) console.error(`isomorphic-analytics: ${messages} not delivered: ${error.message}`)
   }
+}
+
+/**
+ * `payload` with a `messages` property parsed from `batch` on first read, for the `'flush'` and
+ * `'retry'` events: a listener that only counts or logs never pays for the parse. The texts are
+ * read at once: a batch held as bytes frees them once it settles, and a listener may read
+ * `messages` later.
+ */
+function withMessages<T extends object>(batch: QueueBatch, payload: T): T & { messages: SentMessage[] } {
+  const texts = batch.texts()
+  let parsed: SentMessage[] | undefined
+  return { ...payload, get messages() { return (parsed ??= parsedMessages(texts)) } }
 }

@@ -14,10 +14,8 @@ import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { attemptsOf, retry } from '../transport/retry.js'
 import { Stop, type StopSignal } from '../transport/stop.js'
-import type { BodyBuilder } from './batcher.js'
-import { sentMessages, type QueuedMessage } from './build-message.js'
+import { parsedMessages, type QueueBatch } from '../queue/message-queue.js'
 import { Limiter } from './limiter.js'
-import { heldBody, holdsBytes, releaseBody, type Held } from '../platform/arena.js'
 import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
 
 export interface BatchOutcome {
@@ -35,10 +33,10 @@ export function sumOutcomes(outcomes: readonly BatchOutcome[]): BatchOutcome {
   return sum
 }
 
-/** Batches are passed as queued (JSON strings); the hooks turn them into messages if asked. */
+/** Batches are passed as the queue made them; the hooks turn them into messages if asked. */
 export interface DeliveryHooks {
-  delivered(batch: readonly QueuedMessage[], status: number): void
-  retrying(batch: readonly QueuedMessage[], attempt: number, error: AnalyticsError): void
+  delivered(batch: QueueBatch, status: number): void
+  retrying(batch: QueueBatch, attempt: number, error: AnalyticsError): void
   failed(error: AnalyticsError): void
 }
 
@@ -50,7 +48,7 @@ interface Prepared {
 
 /** One batch being delivered. */
 interface Sending {
-  batch: QueuedMessage[]
+  batch: QueueBatch
   prepared?: Prepared
   /** `Delivery#hides` when its last attempt ended or it was handed over (-1: on page hide). */
   hides: number
@@ -78,7 +76,6 @@ async function gzip(body: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<
 
 export class Delivery {
   readonly #options: ResolvedOptions
-  readonly #bodies: BodyBuilder
   readonly #hooks: DeliveryHooks
   readonly #log: Logger
   readonly #limiter: Limiter
@@ -102,9 +99,8 @@ export class Delivery {
   /** What ends each retry wait under way (see `hide`). */
   readonly #sleeping = new Set<() => void>()
 
-  constructor(options: ResolvedOptions, bodies: BodyBuilder, hooks: DeliveryHooks, log: Logger) {
+  constructor(options: ResolvedOptions, hooks: DeliveryHooks, log: Logger) {
     this.#options = options
-    this.#bodies = bodies
     this.#hooks = hooks
     this.#log = log
     this.#limiter = new Limiter(options.maxConcurrentRequests, this.#stop.signal)
@@ -115,10 +111,11 @@ export class Delivery {
   }
 
   /**
-   * Delivers `batch`; never rejects. Failures are reported through the `failed` hook. On page hide
-   * (`pageHide`), it goes at once (see `#attempt`).
+   * Delivers `batch`; never rejects. Failures are reported through the `failed` hook. Once settled
+   * (delivered, failed for good, or split), the batch is released. On page hide (`pageHide`), it
+   * goes at once (see `#attempt`).
    */
-  send(batch: QueuedMessage[], pageHide?: boolean): Promise<BatchOutcome> {
+  send(batch: QueueBatch, pageHide?: boolean): Promise<BatchOutcome> {
     return this.#send({ batch, hides: pageHide ? -1 : this.#hides })
   }
 
@@ -140,19 +137,20 @@ export class Delivery {
       await this.#take(sending)
       status = await this.#attempts(sending)
     } catch (error) {
-      // Its last attempt is over (a 413's halves get bodies of their own).
-      if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body, sending.written)
       if (error instanceof HttpError && error.status === 413 && batch.length > 1) {
-        const half = Math.ceil(batch.length / 2)
         this.#log(`413 for ${count(batch.length, 'message')}; splitting`)
-        return sumOutcomes(await Promise.all([batch.slice(0, half), batch.slice(half)].map((part) =>
-          this.#send({ batch: part, hides: sending.hides }))))
+        // The halves get bodies of their own; this batch's last attempt is over.
+        const halves = batch.halves()
+        batch.release(sending.written)
+        return sumOutcomes(await Promise.all(halves.map((part) => this.#send({ batch: part, hides: sending.hides }))))
       }
       // Stopped by close(): in flight (`cause` is its aborted attempt) or not yet sent.
-      return this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
+      const outcome = this.#fail(batch, this.#stop.signal.aborted ? new AbortedError('Delivery stopped: close() ran out of time before the batch was delivered.', { cause: error }) : error)
+      batch.release(sending.written)
+      return outcome
     }
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) releaseBody(sending.prepared?.body, sending.written)
     this.#hooks.delivered(batch, status)
+    batch.release(sending.written)
     return { delivered: batch.length, failed: 0 }
   }
 
@@ -173,7 +171,7 @@ export class Delivery {
 
   async #attempt(sending: Sending): Promise<HttpAnswer> {
     const { slot } = sending
-    const size = slot ? Infinity : this.#bodies.size(sending.batch)
+    const size = slot ? Infinity : sending.batch.size
     const keepalive = size <= KEEPALIVE_BODY_BYTES - keepaliveBytes
     if (keepalive) {
       keepaliveBytes += size
@@ -193,15 +191,10 @@ export class Delivery {
   }
 
   /** A keepalive body (the page is going away) is not compressed: the page may be gone first. */
-  async #prepare(batch: QueuedMessage[], keepalive: boolean): Promise<Prepared> {
-    // On Node, with the Node transport: the body in the arena, made of the messages' held bytes.
-    const json = !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && holdsBytes(this.#options)
-      ? heldBody(this.#bodies, batch as Held[])
-      : this.#bodies.build(batch, new Date().toISOString())
+  async #prepare(batch: QueueBatch, keepalive: boolean): Promise<Prepared> {
+    const json = batch.body()
     const compressed = this.#options.gzip && !keepalive ? await gzip(json) : undefined
-    // Compressed, the copy is what is sent.
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && compressed) releaseBody(json)
-    if (this.#log.enabled) this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(this.#bodies.size(batch), 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
+    if (this.#log.enabled) this.#log(`sending ${count(batch.length, 'message')} to ${this.#options.batchUrl} (${count(batch.size, 'byte')}${compressed ? `, ${compressed.byteLength} gzipped` : ''})`)
     if (!compressed) return { body: json, headers: this.#headers }
     return { body: compressed, headers: { ...this.#headers, 'Content-Encoding': 'gzip' } }
   }
@@ -248,13 +241,13 @@ export class Delivery {
     this.#stop.abort()
   }
 
-  #fail(batch: QueuedMessage[], error: unknown): BatchOutcome {
+  #fail(batch: QueueBatch, error: unknown): BatchOutcome {
     const attempts = attemptsOf(error)
     if (attempts) this.#log(`${count(batch.length, 'message')} failed after ${count(attempts, 'attempt')}`)
     const reported = isAnalyticsError(error)
       ? error
       : new AnalyticsError('NETWORK', `Delivery failed: ${messageOf(error)}`, { cause: error })
-    reported.messages = sentMessages(batch)
+    reported.messages = parsedMessages(batch.texts())
     this.#hooks.failed(reported)
     return { delivered: 0, failed: batch.length }
   }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { BodyBuilder, splitIntoBatches } from '../../src/client/batcher.js'
-import type { QueuedMessage } from '../../src/client/build-message.js'
+import { BodyBuilder } from '../../src/client/batcher.js'
+import { cut as splitIntoBatches } from '../../src/queue/cut.js'
+import type { TextMessage } from '../../src/queue/text-queue.js'
 import { utf8Length } from '../../src/limits.js'
 
-const queued = (bytes: number, id = 'm'): QueuedMessage => {
+const queued = (bytes: number, id = 'm'): TextMessage => {
   // A JSON string of exactly `bytes` bytes.
   const pad = Math.max(0, bytes - JSON.stringify({ id, p: '' }).length)
   const json = JSON.stringify({ id, p: 'x'.repeat(pad) })
@@ -36,7 +37,7 @@ describe('BodyBuilder', () => {
   })
 })
 
-describe('splitIntoBatches', () => {
+describe('cut (how queues split taken messages into batches)', () => {
   const overhead = 100
 
   it('returns no batches for no messages', () => {

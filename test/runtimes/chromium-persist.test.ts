@@ -9,7 +9,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { MAX_STORED_CHARS } from '../../src/client/store.js'
+import { MAX_STORED_CHARS } from '../../src/queue/page-store.js'
 import { usePersistWorld } from './support/persist.js'
 
 const w = usePersistWorld()

@@ -1,7 +1,7 @@
 /**
  * Real Chromium with `persist`: one browser, page server, sink and refusing port per test file,
  * and the page-side steps the persist tests share. A page's client stores its messages under
- * `isomorphic-analytics:<writeKey>:<uuid>`, one message's JSON per line (src/client/store.ts).
+ * `isomorphic-analytics:<writeKey>:<uuid>`, one message's JSON per line (src/queue/page-store.ts).
  */
 import { createServer } from 'node:net'
 import type { Page } from 'playwright-core'

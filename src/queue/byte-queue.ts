@@ -1,8 +1,8 @@
 /**
- * Node only (not in the browser build): the queue of a client whose messages the arena holds
- * (./arena.ts). A queued message is numbers only (where in which slab, how long, ASCII or not) in
- * typed arrays, plus its slab in a plain array: no object of its own until its batch is cut
- * (`splice`, in the dispatch task, never on the caller's stack).
+ * Node only (not in the browser build): the queue of a client with the Node transport, whose
+ * messages the arena holds (./arena.ts) as UTF-8 bytes, and whose batches' bodies are made there.
+ * A queued message is numbers only (where in which slab, how long, ASCII or not) in typed arrays, plus its slab in a plain array: no object of its own until its batch is cut
+ * (`take`, in the dispatch task, never on the caller's stack).
  *
  * Why: an object per queued message survives each young-generation collection while it waits, is
  * copied by each, and that survival makes V8 grow the young generation (new pages, each a page
@@ -10,15 +10,18 @@
  * queue, against about a hundred with an object and a string per message; with the parts and the
  * arena's direct writes (./arena.ts `write`), bench/peers.mjs `--part track` and `--part e2e`
  * showed it in interleaved runs against the build before.
- *
- * It offers the part of an array's interface the client uses on its queue (`length`, `splice`).
  */
+import type { BodyBuilder } from '../client/batcher.js'
 import type { BuiltMessage } from '../client/build-message.js'
-import { currentSlab, heldText, isAscii, writeMessage, type Held, type Slab } from './arena.js'
+import { currentSlab, heldBody, heldText, isAscii, release, writeMessage, type Held, type Slab } from './arena.js'
+import { cut } from './cut.js'
+import type { MessageQueue, QueueBatch } from './message-queue.js'
 
 const FIRST_CAPACITY = 1024
 
-export class HeldQueue {
+export class ByteQueue implements MessageQueue {
+  readonly takesParts = true
+  readonly #envelope: BodyBuilder
   // (Filled, so the array holds objects from the start: its first slab does not change its kind.)
   #slabs: Array<Slab | undefined> = new Array<Slab | undefined>(FIRST_CAPACITY).fill(undefined)
   #at = new Uint32Array(FIRST_CAPACITY)
@@ -26,6 +29,10 @@ export class HeldQueue {
   #sizes = new Uint32Array(FIRST_CAPACITY)
   #head = 0
   #tail = 0
+
+  constructor(envelope: BodyBuilder) {
+    this.#envelope = envelope
+  }
 
   get length(): number {
     return this.#tail - this.#head
@@ -52,28 +59,24 @@ export class HeldQueue {
     return texts
   }
 
-  /** Removes `count` messages from `start` on (as `Array#splice` does, for a `start` of 0 or more), and gives them as held regions. */
-  splice(start: number, count = this.length - start): Held[] {
-    const from = this.#head + Math.max(0, Math.min(start, this.length))
-    const to = Math.min(from + Math.max(0, count), this.#tail)
+  take(count: number, maxCount: number, maxBodyBytes?: number): QueueBatch[] {
+    return cut(this.#takeFirst(count), maxCount, this.#envelope.overhead, maxBodyBytes).map((held) => new ByteBatch(this.#envelope, held))
+  }
+
+  hide(): void {}
+
+  /** Removes the first `count` messages, and gives them as held regions. */
+  #takeFirst(count: number): Held[] {
+    const from = this.#head
+    const to = Math.min(from + count, this.#tail)
     const taken: Held[] = new Array<Held>(to - from)
     for (let i = from; i < to; i++) {
       const size = this.#sizes[i]
       taken[i - from] = { slab: this.#slabs[i]!, at: this.#at[i], bytes: size >>> 1, ascii: (size & 1) === 1 }
     }
     // (A slab is not kept reachable from here once its messages are taken.)
-    if (from === this.#head) {
-      this.#slabs.fill(undefined, from, to)
-      this.#head = to
-    } else {
-      // From the middle: the ones after move up.
-      const tail = this.#tail - (to - from)
-      this.#slabs.copyWithin(from, to, this.#tail)
-      this.#slabs.fill(undefined, tail, this.#tail)
-      this.#at.copyWithin(from, to, this.#tail)
-      this.#sizes.copyWithin(from, to, this.#tail)
-      this.#tail = tail
-    }
+    this.#slabs.fill(undefined, from, to)
+    this.#head = to
     if (this.#head === this.#tail) this.#head = this.#tail = 0
     return taken
   }
@@ -99,5 +102,52 @@ export class HeldQueue {
     const sizes = new Uint32Array(grown)
     sizes.set(this.#sizes)
     this.#sizes = sizes
+  }
+}
+
+/** A batch of held messages; its body is made in the arena on first use and freed with it. */
+class ByteBatch implements QueueBatch {
+  readonly #envelope: BodyBuilder
+  readonly #held: readonly Held[]
+  #body: [body: Uint8Array<ArrayBuffer>, region: Held] | undefined
+  #split = false
+  #released = false
+
+  constructor(envelope: BodyBuilder, held: readonly Held[]) {
+    this.#envelope = envelope
+    this.#held = held
+  }
+
+  get length(): number {
+    return this.#held.length
+  }
+
+  get size(): number {
+    return this.#envelope.size(this.#held)
+  }
+
+  body(): Uint8Array<ArrayBuffer> {
+    return (this.#body ??= heldBody(this.#envelope, this.#held))[0]
+  }
+
+  texts(): string[] {
+    return this.#held.map(heldText)
+  }
+
+  halves(): [QueueBatch, QueueBatch] {
+    this.#split = true
+    const half = Math.ceil(this.#held.length / 2)
+    return [new ByteBatch(this.#envelope, this.#held.slice(0, half)), new ByteBatch(this.#envelope, this.#held.slice(half))]
+  }
+
+  release(written?: Promise<unknown>): void {
+    if (this.#released) return
+    this.#released = true
+    const region = this.#body?.[1]
+    if (region) {
+      if (written) void written.then(() => release(region))
+      else release(region)
+    }
+    if (!this.#split) for (const m of this.#held) release(m)
   }
 }

@@ -1,6 +1,6 @@
 /**
- * Node only (not in the browser build): where a client with the Node transport keeps its queued
- * messages and request bodies, as UTF-8 bytes in reused 256 KiB slabs outside the JavaScript heap.
+ * Node only (./byte-queue.ts; not in the browser build): where a client with the Node transport
+ * keeps its queued messages and request bodies, as UTF-8 bytes in reused 256 KiB slabs outside the JavaScript heap.
  *
  * Why: held as strings, every queued message survives the young generation's collections and is
  * copied (then promoted) by each; V8 answers that survival by growing the young generation to its
@@ -14,6 +14,8 @@
  *
  * A body is handed to the transport as a view of its slab, so it is freed only once the transport
  * no longer reads it: only the Node transport is given one, and its answer says when (`written`).
+ * Each region is released once, by the batch that owns it (./byte-queue.ts `ByteBatch#release`,
+ * which a second call leaves alone): a second release would free a slab still in use.
  */
 import { stampParts, type Stamp } from '../client/stamp.js'
 import type { MessageType } from '../message/types.js'
@@ -51,8 +53,8 @@ export interface Slab {
 }
 
 /**
- * A region of a slab: a message's JSON text, as its batch carries it (../client/build-message.ts
- * `QueuedMessage`; made when the batch is cut, ./held-queue.ts), or a request body.
+ * A region of a slab: a message's JSON text, as its batch carries it (made when the batch is cut,
+ * ./byte-queue.ts), or a request body.
  */
 export interface Held {
   readonly slab: Slab
@@ -71,14 +73,6 @@ let current: Slab | undefined
  */
 let spare: Slab | undefined
 let spareCount = 0
-
-/**
- * Whether a client holds its messages here: with the transport that reads a body only until it
- * says it is done (`takesPooledBodies`: the Node transport), and no store (a page's store keeps
- * the messages' text).
- */
-export const holdsBytes = (options: { transport: { takesPooledBodies?: boolean }; persist: boolean }): boolean =>
-  options.transport.takesPooledBodies === true && !options.persist
 
 /**
  * Copies a built message's JSON text (`ascii`: `isAscii(built)`, which the caller keeps too) into
@@ -155,9 +149,6 @@ export const currentSlab = (): Slab => current!
 /** The text of a held message (for the errors and events that carry it: rarely read). */
 export const heldText = (held: Held): string => held.slab.bytes.toString(held.ascii ? 'latin1' : 'utf8', held.at, held.at + held.bytes)
 
-/** The regions of the bodies made by `heldBody` and not yet released. */
-const regions = new WeakMap<Uint8Array, Held>()
-
 /**
  * A builder's envelope (../client/batcher.ts), cut once: `{"batch":[` before the messages, and
  * the rest around its `sentAt` (with `plainText`, the write key, which may be any text; JSON
@@ -177,8 +168,11 @@ function envelopeOf(builder: BodyBuilder): Envelope {
   return envelope
 }
 
-/** `batch`'s request body (the envelope of `builder` around its held messages), in a slab. */
-export function heldBody(builder: BodyBuilder, batch: readonly Held[]): Uint8Array<ArrayBuffer> {
+/**
+ * `batch`'s request body (the envelope of `builder` around its held messages), in a slab: the
+ * body, and its region (to `release` once no attempt sends it and the transport has written it).
+ */
+export function heldBody(builder: BodyBuilder, batch: readonly Held[]): [body: Uint8Array<ArrayBuffer>, region: Held] {
   const [head, beforeSentAt, afterSentAt, bytesAfter] = envelopes.get(builder) ?? envelopeOf(builder)
   const sentAt = new Date().toISOString()
   const after = beforeSentAt + sentAt + afterSentAt
@@ -200,22 +194,7 @@ export function heldBody(builder: BodyBuilder, batch: readonly Held[]): Uint8Arr
     i += m.bytes
   }
   write(out, after, i, afterBytes, afterBytes === after.length)
-  const body = out.subarray(at, at + length) as Uint8Array<ArrayBuffer>
-  regions.set(body, { slab, at, bytes: length, ascii: true })
-  return body
-}
-
-/**
- * No attempt will send `body` again: its region is released, once `written` settles if given (the
- * transport's answers said it was still writing the body: `HttpAnswer#written`). Any other body
- * (a string, a compressed copy) is left alone; a second call does nothing.
- */
-export function releaseBody(body: string | Uint8Array | undefined, written?: Promise<unknown>): void {
-  const region = body === undefined || typeof body === 'string' ? undefined : regions.get(body)
-  if (region === undefined) return
-  regions.delete(body as Uint8Array)
-  if (written) void written.then(() => release(region))
-  else release(region)
+  return [out.subarray(at, at + length) as Uint8Array<ArrayBuffer>, { slab, at, bytes: length, ascii: true }]
 }
 
 /** The region is no longer read: its slab is free again once all of its regions are. */

@@ -1,17 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { heldBody, heldText, release, releaseBody, type Held } from '../../src/platform/arena.js'
+import { currentSlab, heldBody, heldText, isAscii, release, writeMessage, type Held } from '../../src/queue/arena.js'
 import { BodyBuilder } from '../../src/client/batcher.js'
-import type { QueuedMessage } from '../../src/client/build-message.js'
 import type { SentMessage } from '../../src/message/types.js'
-import { HeldQueue } from '../../src/platform/held-queue.js'
 
-/** A message held in the arena, as the client queues it (a built message's text, without its parts), then taken. */
+/** A message written to the arena, as the byte store holds it (a built message's text, without its parts). */
 const held = (json: string): Held => {
-  const queue = new HeldQueue()
-  queue.hold({ message: {} as SentMessage, json, bytes: Buffer.byteLength(json) })
-  return queue.splice(0, 1)[0]
+  const built = { message: {} as SentMessage, json, bytes: Buffer.byteLength(json) }
+  const ascii = isAscii(built)
+  const at = writeMessage(built, ascii)
+  return { slab: currentSlab(), at, bytes: built.bytes, ascii }
 }
-const region = (m: QueuedMessage) => m as Held
+const region = (m: Held) => m
 
 afterEach(() => {
   vi.useRealTimers()
@@ -33,17 +32,17 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
     for (const builder of [new BodyBuilder('key', false), new BodyBuilder('kéy-東京"\\\0', true)]) {
       const texts = ['{"a":1}', '{"b":"é😀"}', '{"c":[1,{"d":"東京"}]}']
       const messages = texts.map(held)
-      const body = heldBody(builder, messages)
+      const [body, bodyRegion] = heldBody(builder, messages)
       const text = builder.build(texts.map((json) => ({ json, bytes: Buffer.byteLength(json) })), new Date().toISOString())
       expect(Buffer.from(body).equals(Buffer.from(text))).toBe(true)
       expect(body.byteLength).toBe(builder.size(messages))
       // One message, and none: the envelope alone.
-      const one = heldBody(builder, messages.slice(1, 2))
-      const none = heldBody(builder, [])
-      expect(Buffer.from(one).toString()).toBe(builder.build([{ json: texts[1], bytes: 0 }], new Date().toISOString()))
+      const [one, oneRegion] = heldBody(builder, messages.slice(1, 2))
+      const [none, noneRegion] = heldBody(builder, [])
+      expect(Buffer.from(one).toString()).toBe(builder.build([{ json: texts[1] }], new Date().toISOString()))
       expect(Buffer.from(none).toString()).toBe(builder.build([], new Date().toISOString()))
       for (const m of messages) release(region(m))
-      for (const made of [body, one, none]) releaseBody(made)
+      for (const made of [bodyRegion, oneRegion, noneRegion]) release(made)
     }
   })
 
@@ -92,40 +91,5 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
     expect(region(more[more.length - 1]).slab).toBe(region(first).slab)
     expect(region(more[more.length - 1]).at).toBe(0)
     for (const m of [messages[messages.length - 1], ...more]) release(region(m))
-  })
-
-  it('releases a body only once the transport has written it, when an answer came first', async () => {
-    const builder = new BodyBuilder('key', false)
-    const messages = ['{"n":1}', '{"n":2}'].map(held)
-    const body = heldBody(builder, messages)
-    for (const m of messages) release(region(m))
-    let written!: () => void
-    releaseBody(body, new Promise<void>((done) => (written = done)))
-    // Still being written: its slab is not reused (a new message goes after the body).
-    const during = held('{"n":3}')
-    expect(region(during).at).toBeGreaterThan(0)
-    release(region(during))
-    written()
-    await new Promise((r) => setImmediate(r))
-    const after = held('{"n":4}')
-    expect(region(after).at).toBe(0)
-    release(region(after))
-  })
-
-  it('releaseBody leaves other bodies alone and counts a body once', () => {
-    const builder = new BodyBuilder('key', false)
-    const keep = held('{"keep":true}')
-    const body = heldBody(builder, [keep])
-    releaseBody('a string body')
-    releaseBody(new Uint8Array(10))
-    releaseBody(undefined)
-    releaseBody(body)
-    releaseBody(body)
-    // `keep` still holds the slab: a second release of the body did not free it under it.
-    const next = held('{"n":5}')
-    expect(region(next).at).toBeGreaterThan(region(keep).at)
-    expect(heldText(region(keep))).toBe('{"keep":true}')
-    release(region(keep))
-    release(region(next))
   })
 })

@@ -1,8 +1,8 @@
 /**
- * Where the client keeps the messages it holds (queued or in flight) besides its own queue. The
- * choice is made once, in the constructor: `memoryStore` keeps nothing more (the process or page
- * owns the messages until they are delivered or reported); `pageStore` mirrors them into
- * `localStorage`, so that a reload, a closed tab or a crashed page loses nothing.
+ * The page store behind ./persisted-queue.ts: `pageStore` mirrors the messages a page holds
+ * (queued or in flight) into `localStorage`, so that a reload, a closed tab or a crashed page
+ * loses nothing. Where storage is missing there is none: the queue keeps the messages in memory
+ * only (the page owns them until they are delivered or reported).
  *
  * Tabs (design after Segment's analytics-next `priority-queue/persisted.ts`, which claims stored
  * items under a localStorage lock; ours uses Web Locks, which the browser releases when a page
@@ -23,18 +23,22 @@
  */
 import type { SentMessage } from '../message/types.js'
 import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
-import { type BuiltMessage, type QueuedMessage, type TextMessage } from './build-message.js'
+import type { BuiltMessage } from '../client/build-message.js'
+
+/** What the store keeps of a message: its JSON text (./text-queue.ts `TextMessage`). */
+export interface StoredMessage {
+  readonly json: string
+}
 
 export interface Store {
   /** A message was queued (built here, or adopted). */
-  add(message: QueuedMessage): void
+  add(message: StoredMessage): void
   /** A batch was settled: each message delivered or failed for good. */
-  remove(batch: readonly QueuedMessage[]): void
+  remove(batch: readonly StoredMessage[]): void
   /** The page is hidden or going away: what is held is stored now. */
   hide(): void
 }
 
-export const memoryStore: Store = { add() {}, remove() {}, hide() {} }
 
 /**
  * Characters of messages a page keeps in localStorage at most: the oldest it holds, up to this.
@@ -49,7 +53,7 @@ export const MAX_STORED_CHARS = 1_000_000
  * left behind (and answers false to leave them, once the client is closed). Where storage is
  * missing, blocked or full, one line is logged and the store holds nothing more (memory only).
  */
-export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) => boolean): Store {
+export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) => boolean): Store | undefined {
   const prefix = `isomorphic-analytics:${writeKey}:`
   const key = prefix + randomUUID()
   /** The messages held (queued or in flight), in order, as their JSON (unique: a messageId each). */
@@ -86,7 +90,7 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
     ;({ storage, locks } = pageStorage())
   } catch (error) {
     fail(error)
-    return memoryStore
+    return undefined
   }
   const guard = (fn: () => void, early?: boolean) => {
     if ((!locked && !early) || failed) return
@@ -162,13 +166,12 @@ export function pageStore(writeKey: string, adopt: (messages: BuiltMessage[]) =>
   return {
     add(message) {
       if (failed) return
-      // (A string: messages are held as bytes only with no store, see ../platform/arena.ts.)
-      held.add((message as TextMessage).json)
+      held.add(message.json)
       if (!full) schedule()
     },
     remove(batch) {
       if (failed) return
-      for (const m of batch) held.delete((m as TextMessage).json)
+      for (const m of batch) held.delete(m.json)
       schedule()
     },
     // Hidden or leaving before our lock was granted (a task or more after it was asked for): we
