@@ -85,14 +85,30 @@ export default defineConfig([
     splitting: true,
     esbuildPlugins: [...shared.esbuildPlugins!, nodeHttpApart],
   },
-  // The client for browser bundlers (the `browser` export condition, for `import` and `require`):
-  // the same code with `__BROWSER__` true, so the Node, Bun and Deno paths in src/platform/ are
-  // dropped from it.
+  // The client for browser bundlers (the `browser` export condition, for `import` and `require`),
+  // and for workers and edge runtimes (`workerd`, `edge-light`, `worker`, and the default of any
+  // runtime that names neither `node` nor `browser`): the same entry, whose `#platform` (see
+  // src/platform/platform.ts) resolves by the build's conditions to src/platform/browser.ts
+  // (esbuild's browser platform) or src/platform/worker.ts (the `worker` condition, on the
+  // neutral platform, which adds no `browser` of its own).
   {
     entry: { 'index.browser': 'src/index.ts' },
-    define: { ...define, __BROWSER__: 'true' },
+    define,
     format: ['esm', 'cjs'],
     platform: 'browser',
+    target: 'es2022',
+    sourcemap: false,
+    splitting: false,
+    treeshake: true,
+  },
+  {
+    entry: { 'index.worker': 'src/index.ts' },
+    define,
+    format: ['esm', 'cjs'],
+    platform: 'neutral',
+    esbuildOptions: (options) => {
+      options.conditions = ['worker']
+    },
     target: 'es2022',
     sourcemap: false,
     splitting: false,
@@ -101,7 +117,7 @@ export default defineConfig([
   // One <script> file exposing globalThis.IsomorphicAnalytics.
   {
     entry: { 'isomorphic-analytics': 'src/index.ts' },
-    define: { ...define, __BROWSER__: 'true' },
+    define,
     format: ['iife'],
     globalName: 'IsomorphicAnalytics',
     platform: 'browser',

@@ -122,10 +122,10 @@ async function main() {
   }
   const version = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).version
   // Our own code by source module: the same bundle built from src/ (dist/index.browser.js is one
-  // file), with the browser build's `__BROWSER__` so that what it drops is not listed.
+  // file), resolved as the browser build is (`#platform` by the `browser` condition).
   const fromSource = await measure(ENTRY_SOURCE.replace("'isomorphic-analytics'", "'./src/index.ts'"), root, {
     byFile: true,
-    define: { __VERSION__: JSON.stringify(version), __BROWSER__: 'true' },
+    define: { __VERSION__: JSON.stringify(version) },
   })
   const ownFiles = fromSource.perPackage.filter(([path]) => path.startsWith('src/')).slice(0, 8)
   const over = total.gz > BUDGET_GZ_BYTES

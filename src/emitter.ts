@@ -5,7 +5,7 @@
  * `on` and `off` refuse an event name the emitter does not know (it would never fire) and a
  * listener that is not a function (it would throw in place of what it was told, when it fires).
  */
-import { closest } from './closest.js'
+import { closest } from '#platform'
 import { ConfigError } from './errors.js'
 import { expected } from './message/validate.js'
 
@@ -34,7 +34,7 @@ export class Emitter<Events> {
     const set = this.#listeners.get(event)
     if (!set) {
       const known = [...this.#listeners.keys()] as string[]
-      const guess = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? undefined : closest(String(event), known)
+      const guess = closest(String(event), known)
       throw expected(ConfigError, 'event', `one of ${known.join(', ')}${guess ? ` (did you mean \`${guess}\`?)` : ''}`, event)
     }
     if (typeof listener !== 'function') throw expected(ConfigError, 'listener', 'a function', listener)

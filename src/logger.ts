@@ -8,7 +8,7 @@
  * and the part we need (matching one name, writing one line) is this file.
  */
 
-import { isBrowserLike } from './platform/runtime.js'
+import { formatDetail, logSink } from '#platform'
 
 export type LogNamespace = 'analytics:client' | 'analytics:collector' | 'analytics:webhooks' | 'analytics:cli'
 
@@ -50,29 +50,18 @@ export function count(n: number, noun: string, plural = `${noun}s`): string {
  * A logger that writes `<namespace> <message> +<ms>ms` lines when enabled: to the console's error
  * stream on servers (as `debug` does), at debug level (`console.debug`) in browsers and workers.
  */
-export function createLogger(namespace: LogNamespace, enabled: boolean, sink: (line: string) => void = defaultSink): Logger {
+export function createLogger(namespace: LogNamespace, enabled: boolean, sink: (line: string) => void = logSink): Logger {
   if (!enabled) return noop
   let last = 0
   const log = (message: string, ...details: unknown[]) => {
     const now = Date.now()
     const delta = last === 0 ? 0 : now - last
     last = now
-    // The client passes no details (the browser build leaves them out).
-    const extra = !(typeof __BROWSER__ === 'boolean' && __BROWSER__) && details.length > 0 ? ' ' + details.map(formatDetail).join(' ') : ''
+    // (The client passes none: the browser build has no `formatDetail`.)
+    const extra = formatDetail && details.length > 0 ? ' ' + details.map(formatDetail).join(' ') : ''
     sink(`${namespace} ${message}${extra} +${delta}ms`)
   }
   return Object.assign(log, { enabled: true }) as Logger
 }
 
-function formatDetail(value: unknown): string {
-  if (typeof value === 'string') return value
-  if (value instanceof Error) return `${value.name}: ${value.message}`
-  try {
-    return JSON.stringify(value)
-  } catch {
-    return String(value)
-  }
-}
 
-// Looked up per line, so a console replaced after the logger was made (tests, devtools) applies.
-const defaultSink = (line: string) => (isBrowserLike() ? console.debug(line) : console.error(line))

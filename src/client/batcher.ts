@@ -3,7 +3,6 @@
  * text without serialising the messages again, and its exact size. The queues' batches make their
  * bodies with it (../queue/); the byte store's arena cuts it once into bytes (../queue/arena.ts).
  */
-import { utf8ByteLength } from '../platform/runtime.js'
 import { LIBRARY_CONTEXT } from './stamp.js'
 
 /** A `sentAt` of the same length as any `Date#toISOString()` of years 0–9999 (1970's first instant). */
@@ -16,7 +15,8 @@ export class BodyBuilder {
   /** Bytes of the envelope around the messages. */
   readonly overhead: number
 
-  constructor(writeKey: string, plainText: boolean) {
+  /** `utf8ByteLength`: the platform's exact UTF-8 length. */
+  constructor(writeKey: string, plainText: boolean, utf8ByteLength: (text: string) => number) {
     const key = plainText ? `,"writeKey":${JSON.stringify(writeKey)}` : ''
     this.#body = (batch, sentAt) => `{"batch":[${batch}],"sentAt":"${sentAt}","context":${LIBRARY_CONTEXT}${key}}`
     this.overhead = utf8ByteLength(this.#body('', SENT_AT_PLACEHOLDER))

@@ -4,11 +4,12 @@
  * and `integrations`, and serialised once.
  */
 import { mergeUnder } from '../message/merge.js'
-import { isDate, isPlainObject, validateMessage } from '../message/validate.js'
-import { checkParts, serializeMessage } from '../message/serialize.js'
+import { isDate, isPlainObject, nameProblem } from '../message/validate.js'
+import { serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
-import { randomUUID } from '../platform/runtime.js'
-import { LIBRARY, stampedLength, stampedText, type Stamp } from './stamp.js'
+import { quickCheck, randomUUID } from '#platform'
+import type { BuiltMessage, KeepParts } from '../queue/message-queue.js'
+import { LIBRARY, stampedText } from './stamp.js'
 
 export interface MessageDefaults {
   context: JsonObject | undefined
@@ -17,28 +18,6 @@ export interface MessageDefaults {
   page?: JsonObject
 }
 
-/**
- * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
- * for a queue that `takesParts` (`buildMessage`'s `parts`: the byte store), the common message
- * keeps its text as parts instead, which the arena writes one after the other
- * (../queue/arena.ts `writeMessage`): the caller's
- * fields as JSON, then the stamped ones from their values (`"type":…,"timestamp":"…"}`). `json`
- * is then empty: neither the whole text nor the stamped fields' text is ever made as a string
- * (they were a sixth of what a `track()` allocated).
- */
-export interface BuiltMessage {
-  message: SentMessage
-  /** The text (built as parts: empty). */
-  json: string
-  bytes: number
-  /** Parts: the caller's fields as JSON (an object's text, `}` included). */
-  ownJson?: string
-  /**
-   * Parts: the stamped fields' values (ASCII), kept apart from `message`, which the caller may
-   * change before the arena writes them (a message waiting for an async schema verdict).
-   */
-  stamp?: Stamp
-}
 
 /** `new Date().toISOString()`, formatted at most once per millisecond. */
 let lastMs = NaN
@@ -52,9 +31,11 @@ function nowIso(): string {
   return lastIso
 }
 
-/** `parts`: keep the text's parts (for a queue that `takesParts`, which copies them: see `BuiltMessage`). */
-export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults, parts?: boolean): BuiltMessage {
-  validateMessage(type, input)
+
+/** `keepParts`: the queue's, when it takes a message's text as parts (see `BuiltMessage`). */
+export function buildMessage(type: MessageType, input: unknown, defaults: MessageDefaults, keepParts?: KeepParts): BuiltMessage {
+  // The platform's quick yes, else every check by name (the browser's: always the latter).
+  if (!(isPlainObject(input) && quickCheck(type, input))) nameProblem(type, input)
   // The rest object is a fresh copy of the caller's fields: completing it never touches the input.
   const { timestamp, messageId, context, integrations, traits, ...message } = input as Record<string, unknown>
   // Go v2 sent a Page's `Traits` as `properties`.
@@ -85,10 +66,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
   // (../queue/arena.ts): no text of the whole is made, a third less to allocate.
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && parts && own) {
-    const stamp: Stamp = { type, id, at, bytes: stampedLength(type, id, at) }
-    return { message: message as unknown as SentMessage, json: '', bytes: checkParts(message, own, stamp.bytes), ownJson: own, stamp }
-  }
+  if (keepParts && own) return keepParts(message, own, type, id, at)
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.
   return { message: message as unknown as SentMessage, ...serializeMessage(message, undefined, own && `${own.length > 2 ? own.slice(0, -1) + ',' : '{'}${stampedText(type, id, at)}`) }

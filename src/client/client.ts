@@ -11,22 +11,22 @@ import type {
   JsonObject, SentMessage,
 } from '../message/types.js'
 import type { AnyEvents, TypedGroupMessage, TypedIdentifyMessage, TypedTrackMessage } from '../message/typed-calls.js'
-import { holdProcess, onPageHide, onProcessExit, onProcessIdleExit, processExiting, setBackgroundTimeout, utf8ByteLength, type TimerHandle } from '../platform/runtime.js'
-import { openSpill, type Spill } from '../platform/spill.js'
-import { createQueue } from '../queue/choose.js'
-import { parsedMessages, type MessageQueue, type QueueBatch } from '../queue/message-queue.js'
-import { buildMessage, type BuiltMessage } from './build-message.js'
+import { createQueue, holdProcess, onPageHide, processHooks, setBackgroundTimeout, utf8ByteLength } from '#platform'
+import type { TimerHandle } from '../platform/platform.js'
+import type { Spill } from '../platform/spill.js'
+import { parsedMessages, type BuiltMessage, type MessageQueue, type QueueBatch } from '../queue/message-queue.js'
+import { buildMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { withBrowserContext } from './page-context.js'
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
 
-/** What a client does when the process is about to exit (set below; not in the browser build). */
+/** What a client does when the process is about to exit (set below, where the platform has process hooks). */
 let onIdleExit: ((client: Client) => void) | undefined
-/** What a client does as the process exits (set below; not in the browser build). */
+/** What a client does as the process exits (set below, where the platform has process hooks). */
 let onExit: ((client: Client) => void) | undefined
-/** Opens a client's spill directory (option `spill`; set below; not in the browser build). */
+/** Opens a client's spill directory (option `spill`; set below, where the platform has process hooks). */
 let openSpillOf: ((client: Client, dir: string) => void) | undefined
 
 /**
@@ -119,10 +119,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       return true
     })
     this.#unsubscribe = [onPageHide(() => this.#onPageHide())]
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
-      this.#unsubscribe.push(onProcessIdleExit(this as unknown as Client, onIdleExit!))
+    if (processHooks) {
+      this.#unsubscribe.push(processHooks.onIdleExit(this as unknown as Client, onIdleExit!))
       // (Kept after close(): what its flush still holds at an exit is spilled too.)
-      onProcessExit(this as unknown as Client, onExit!)
+      processHooks.onExit(this as unknown as Client, onExit!)
       if (this.#options.spillDir !== undefined) openSpillOf!(this as unknown as Client, this.#options.spillDir)
     }
   }
@@ -136,7 +136,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
    * build has no trace of it.
    */
   static {
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__)) {
+    if (processHooks) {
+      const hooks = processHooks
       onIdleExit = (client: Client) => {
         if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
         client.#log('process is exiting; flushing first')
@@ -150,7 +151,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
        */
       openSpillOf = (client: Client, dir: string) => {
         try {
-          client.#spill = openSpill(dir, client.#options.writeKey)
+          client.#spill = hooks.openSpill(dir, client.#options.writeKey)
         } catch (error) {
           queueMicrotask(() => client.#report(new ConfigError('spill', `Cannot use the spill directory ${dir}: ${messageOf(error)}. Messages still held when the process exits will be lost (and reported).`)))
           return
@@ -359,7 +360,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     if (this.#closing) throw new ClientClosedError(type)
     const parts = this.#options.browserContext
     const defaults = parts ? withBrowserContext(this.#options, parts, type === 'page') : this.#options
-    const built = buildMessage(type, input, defaults, this.#queue.takesParts)
+    const built = buildMessage(type, input, defaults, this.#queue.keepParts)
     const { schema } = this.#options
     this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>
@@ -439,7 +440,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   #armTimer(): void {
     // Queued while the process exits on its own (by an app's `beforeExit` listener that ran after
     // the exit flush): sent now, holding the process; an unref'd timer would let it end first.
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && processExiting()) return void this.flush()
+    if (processHooks?.exiting()) return void this.flush()
     const wait = this.#lastFlush + this.#options.flushAfter - Date.now()
     this.#timer = setBackgroundTimeout(() => {
       this.#timer = undefined

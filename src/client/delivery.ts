@@ -6,14 +6,15 @@
 import { AbortedError, AnalyticsError, HttpError, isAnalyticsError, messageOf } from '../errors.js'
 import { count, type Logger } from '../logger.js'
 import { KEEPALIVE_BODY_BYTES } from '../limits.js'
-import { sleep } from '../platform/runtime.js'
+import { createStop, discardBody } from '#platform'
+import { sleep } from '../transport/sleep.js'
 import type { HttpAnswer } from '../transport/types.js'
-import { attemptRequest, discardBody } from '../transport/attempt.js'
+import { attemptRequest } from '../transport/attempt.js'
 import { httpFailure } from '../transport/failure.js'
 import { parseRetryAfter } from '../transport/retry-after.js'
 import { classifyStatus, isRetryableError } from '../transport/retry-policy.js'
 import { attemptsOf, retry } from '../transport/retry.js'
-import { Stop, type StopSignal } from '../transport/stop.js'
+import type { StopSignal } from '../transport/stop.js'
 import { parsedMessages, type QueueBatch } from '../queue/message-queue.js'
 import { Limiter } from './limiter.js'
 import { MAX_RETRY_AFTER_MS, type ResolvedOptions } from './options.js'
@@ -81,11 +82,11 @@ export class Delivery {
   readonly #limiter: Limiter
   readonly #headers: Record<string, string>
   /**
-   * Aborts every delivery at once (`stop()`): one signal for all, see ../transport/stop.ts. In the
-   * browser build an `AbortController`'s (browsers neither warn about many listeners nor pay much
+   * Aborts every delivery at once (`stop()`): one signal for all, the platform's (see
+   * ../transport/stop.ts). In the browser build an `AbortController`'s (browsers neither warn about many listeners nor pay much
    * for a controller), which spares that build the `Stop` class.
    */
-  readonly #stop: { readonly signal: StopSignal; abort(): void } = typeof __BROWSER__ === 'boolean' && __BROWSER__ ? new AbortController() : new Stop()
+  readonly #stop: { readonly signal: StopSignal; abort(): void } = createStop()
   /**
    * Attempts that failed in a row, across all batches; any success resets it. A batch's backoff
    * exponent is its retry number capped by this run: in an outage every attempt fails, the run is
@@ -206,7 +207,7 @@ export class Delivery {
         try {
           const response = await this.#attempt(sending)
           // (Node transport only: the browser build has none.)
-          if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && response.written) sending.written = Promise.all([sending.written, response.written])
+          if (response.written) sending.written = Promise.all([sending.written, response.written])
           if (classifyStatus(response.status) === 'success') {
             void discardBody(response, options.timeout)
             this.#failureRun = 0

@@ -13,7 +13,7 @@ import { fieldPath } from '../message/field-path.js'
 import type { StandardResult, StandardSchemaV1 } from '../message/standard-schema.js'
 import { describe } from '../message/validate.js'
 import type { SentMessage } from '../message/types.js'
-import { setBackgroundTimeout, type TimerHandle } from '../platform/runtime.js'
+import { setBackgroundTimeout, type TimerHandle } from '#platform'
 
 /** `undefined`: the message passes (or has no validator); an error: it fails; a Promise: not known yet. */
 export type Verdict = ValidationError | undefined | Promise<ValidationError | undefined>

@@ -3,17 +3,18 @@
  * the constructor, and returns a frozen, fully populated object: nothing downstream applies
  * defaults again.
  */
-import { refuseUnknownKeys } from '../closest.js'
 import { ConfigError, type ValidationError } from '../errors.js'
 import { serializeMessage } from '../message/serialize.js'
 import { describe, expected, isPlainObject } from '../message/validate.js'
 import type { Integrations, JsonObject } from '../message/types.js'
 import type { StandardSchemaV1 } from '../message/standard-schema.js'
 import type { AnyEvents, EventSchemas } from '../message/typed-calls.js'
-import { canPersist, isBrowserLike, readDebugSetting } from '../platform/runtime.js'
-import { absolutePath } from '../platform/spill.js'
+import {
+  canPersist, defaultTransport, endpointGuess, isBrowserLike, missingKeyHint, peerOptions, processHooks, readDebugSetting,
+  refuseUnknownKeys,
+} from '#platform'
 import { BROWSER_CONTEXT_PARTS, type BrowserContextParts } from './page-context.js'
-import { platformTransport, type FetchLike, type Transport } from '../platform/transport.js'
+import type { FetchLike, Transport } from '../transport/types.js'
 import { debugEnables } from '../logger.js'
 
 /**
@@ -114,7 +115,7 @@ export interface ResolvedOptions {
   readonly maxQueueSize: number
   readonly context: JsonObject | undefined
   readonly integrations: Integrations | undefined
-  /** What delivery sends with: the `fetch` given, else the runtime's cheapest (`platformTransport`). */
+  /** What delivery sends with: the `fetch` given, else the runtime's cheapest (the platform's `defaultTransport`). */
   readonly transport: Transport
   readonly gzip: boolean
   readonly debug: boolean
@@ -147,8 +148,6 @@ export const DEFAULTS = Object.freeze({
   maxRetryDelay: 30_000,
 })
 
-/** What a missing write key's error adds (server builds): how to make the client where the key may be unset. */
-export const MISSING_KEY_HINT = 'Is its environment variable unset here? A build (`next build` prerenders every module) often runs without it: make the client on first use, not as the module loads: `let client; const analytics = () => (client ??= new Client(process.env.WRITE_KEY))`.'
 
 /** Longest `Retry-After` we honour. */
 export const MAX_RETRY_AFTER_MS = 300_000
@@ -158,11 +157,6 @@ const KNOWN = new Set([
   'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill', 'browserContext',
 ])
 
-/**
- * Other libraries' names for our options, guessed from (Node only): `host` (Segment's and
- * PostHog's Node SDKs), `dataPlaneUrl` (RudderStack's), `apiHost`, `flushInterval`.
- */
-const PEER_OPTIONS: Readonly<Record<string, string>> = { host: 'endpoint', dataPlaneUrl: 'endpoint', apiHost: 'endpoint', url: 'endpoint', flushInterval: 'flushAfter', maxEventsInBatch: 'flushAt' }
 
 type IntegerOption = 'flushAt' | 'size' | 'flushAfter' | 'maxRetries' | 'timeout' | 'maxQueueSize' | 'maxConcurrentRequests' | 'minRetryDelay' | 'maxRetryDelay'
 
@@ -202,9 +196,6 @@ function object<T>(input: ClientOptions<unknown>, name: 'context' | 'integration
  */
 const credentialFree = (text: string) => (/[?#][^]*@/.test(text) ? '…' : text.replace(/^[^]*@|[?#][^]*/g, '…'))
 
-/** A `host:port` (a path may follow) given without a scheme: `new URL` reads `localhost:` as one. */
-const SCHEMELESS = /^[\w.-]+:\d+(?:\/[\w./-]*)?$/
-
 /** The `endpoint` option: the default, or a base URL (no `/v1/batch`), checked. The testing kit's fake takes the same. */
 export function resolveEndpoint(value: unknown): string {
   if (value === undefined) return DEFAULTS.endpoint
@@ -221,9 +212,9 @@ export function resolveEndpoint(value: unknown): string {
   // `credentialFree` keeps: the rest may hold a secret.
   if (!url || !/^https?:$/.test(url.protocol) || /[?#@]/.test(value as string)) {
     const got = url ? (url.origin !== 'null' ? `one for ${url.origin}` : `a \`${url.protocol}\` URL`) : describe(typeof value === 'string' ? credentialFree(value) : value)
-    // The Node build guesses the URL meant by a host and port given without a scheme; the browser
-    // build leaves the guess out for size, as it does `on()`'s.
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}${typeof __BROWSER__ === 'boolean' && __BROWSER__ ? '' : schemeGuess(value)}.`)
+    // With a guess at the URL meant by a host and port given without a scheme (not in the browser
+    // build, for size, as it leaves out `on()`'s).
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an http(s) URL without credentials, a query or fragment, got ${got}${endpointGuess(value)}.`)
   }
   const base = (value as string).replace(/\/+$/, '')
   const given = base.replace(/\/v1\/batch$/i, '')
@@ -231,12 +222,6 @@ export function resolveEndpoint(value: unknown): string {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be the base URL (\`/v1/batch\` is added): pass \`'${given}'\`, not \`'${value as string}'\`.`)
   }
   return base
-}
-
-/** ` (did you mean …?)` with the `http://` base URL meant by a host and port given without a scheme, else `''`. */
-function schemeGuess(value: unknown): string {
-  if (typeof value !== 'string' || !SCHEMELESS.test(value)) return ''
-  return ` (did you mean \`'http://${value.replace(/\/+$/, '').replace(/\/v1\/batch$/i, '')}'\`?)`
 }
 
 /** Each entry must implement Standard Schema v1 (`~standard.validate`); arktype's are functions. */
@@ -262,7 +247,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     // Missing, most often an environment variable unset where a framework builds (`next build`
     // prerenders every module that makes a client). Not in the browser build, for size: a page
     // runs with the key its build gave it.
-    if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && (writeKey == null || writeKey === '')) error.message += ` ${MISSING_KEY_HINT}`
+    if (missingKeyHint && (writeKey == null || writeKey === '')) error.message += ` ${missingKeyHint}`
     throw error
   }
   if (!isPlainObject(input)) {
@@ -270,9 +255,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
   }
   // Named with a guess and the known names, as every other resolver's; the browser build names
   // the option alone, for size (as it leaves out `on()`'s guess).
-  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
-    for (const key of Object.keys(input)) if (!KNOWN.has(key)) throw new ConfigError(key, `Unknown option \`${key}\`.`)
-  } else refuseUnknownKeys(input, KNOWN, '', PEER_OPTIONS)
+  refuseUnknownKeys(input, KNOWN, '', peerOptions)
   const flushAt = integer(input, 'flushAt', 1)
   const size = integer(input, 'size', 1, flushAt)
   if (input.flushAt !== undefined && input.size !== undefined && size !== flushAt) {
@@ -307,7 +290,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     maxQueueSize: integer(input, 'maxQueueSize', 1),
     context,
     integrations,
-    transport: fetch === undefined ? platformTransport() : (fetch as Transport),
+    transport: fetch === undefined ? defaultTransport() : (fetch as Transport),
     gzip: boolean(input, 'gzip', DEFAULTS.gzip),
     debug: boolean(input, 'debug', debugEnables(readDebugSetting(), 'analytics:client')),
     maxConcurrentRequests: integer(input, 'maxConcurrentRequests', 1),
@@ -317,8 +300,8 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     schema: schemas(input),
     persist: boolean(input, 'persist', canPersist()),
     browserContext: browserContextParts(input.browserContext),
-    // (Server runtimes only: the browser build ignores it, as it has no file system.)
-    ...(typeof __BROWSER__ === 'boolean' && __BROWSER__ ? {} : { spillDir: spillDir(input.spill) }),
+    // (Server runtimes only: elsewhere there is no file system, and it is ignored.)
+    ...(processHooks && { spillDir: spillDir(input.spill, processHooks.spillDir) }),
   })
 }
 
@@ -335,7 +318,7 @@ function browserContextParts(value: unknown): BrowserContextParts | undefined {
 }
 
 /** Option `spill`: `{ dir }`, a non-empty path (made absolute against the working directory). */
-function spillDir(value: unknown): string | undefined {
+function spillDir(value: unknown, absolutePath: (dir: string) => string): string | undefined {
   if (value === undefined) return undefined
   if (!isPlainObject(value)) throw expected(ConfigError, 'spill', 'an object like `{ dir: string }`', value)
   refuseUnknownKeys(value, new Set(['dir']), 'spill')

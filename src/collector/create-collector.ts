@@ -5,7 +5,7 @@
  */
 import { ClientClosedError } from '../errors.js'
 import { count, createLogger, debugEnables, type Logger } from '../logger.js'
-import { readDebugSetting } from '../platform/runtime.js'
+import { readDebugSetting } from '#platform'
 import type { WebhookDestination } from '../webhooks/index.js'
 import {
   requestDeletion,

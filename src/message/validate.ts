@@ -130,8 +130,15 @@ export function passes(type: MessageType, message: Record<string, unknown>): boo
 
 /** Throws a `ValidationError` naming the first problem with `message` as a call of `type`. */
 export function validateMessage(type: MessageType, message: unknown): asserts message is Record<string, unknown> {
-  // (Not in the browser build, whose size budget is tight, and whose callers call less often.)
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && isPlainObject(message) && passes(type, message)) return
+  if (isPlainObject(message) && passes(type, message)) return
+  nameProblem(type, message)
+}
+
+/**
+ * The checks of `validateMessage` one by one, throwing a `ValidationError` for the first that
+ * fails (`passes` answers in one go, and says no only where one of these fails).
+ */
+export function nameProblem(type: MessageType, message: unknown): asserts message is Record<string, unknown> {
   if (!isPlainObject(message)) {
     throw new ValidationError('message', `Expected the ${type} message to be an object, got ${describe(message)}.`)
   }

@@ -10,8 +10,8 @@
  * `attemptRequest` (src/transport/attempt.ts), exactly as they do for fetch's.
  *
  * The client reaches this module only through a dynamic import in src/platform/transport.ts, on
- * Node only (see `platformTransport`), behind the `__BROWSER__` guard that drops it from the
- * browser build (`dist/index.browser.js`, the `<script>` file). In the collector's build it is
+ * Node only (see `platformTransport`), which only the server platform (./server.ts) imports: the
+ * browser and worker builds never reach it. In the collector's build it is
  * `dist/node-http.js` (`.cjs`), beside `dist/collector.js`, so a worker bundle leaves it out
  * (tsup.config.ts); for that reason it imports only ./transport-key.ts and ./node-answer.ts (the
  * answer it resolves with, which nothing else imports), and types. The `node:` modules are loaded on first

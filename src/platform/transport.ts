@@ -2,10 +2,11 @@
  * How requests are sent: the `fetch` the user passes or the default one (the global fetch, else
  * `cross-fetch`), and where no fetch is passed on Node, `node:http` with a keep-alive pool
  * (./node-http.ts). Delivery reads answers through `HttpAnswer`, the subset of `Response` every
- * transport provides. Same browser-build guard as ./runtime.ts.
+ * transport provides. Server runtimes only (./server.ts): the browser and worker builds send with
+ * the global fetch (./web.ts `globalFetch`).
  */
 import type { FetchLike, TimedTransportInit, Transport, TransportInit } from '../transport/types.js'
-import { isNode } from './runtime.js'
+import { isNode } from './server-runtime.js'
 import { TRANSPORT_OF_FETCH } from './transport-key.js'
 
 export type { FetchLike, HttpAnswer, TimedTransportInit, Transport, TransportInit } from '../transport/types.js'
@@ -25,7 +26,7 @@ export function transportOf(fetch: FetchLike): Transport {
  * bundle never contains it (every browser the client supports has `fetch`).
  */
 export async function defaultFetch(input: string, init?: RequestInit): Promise<Response> {
-  if (typeof globalThis.fetch === 'function' || (typeof __BROWSER__ === 'boolean' && __BROWSER__)) return globalThis.fetch(input, init)
+  if (typeof globalThis.fetch === 'function') return globalThis.fetch(input, init)
   const mod = (await import('cross-fetch')) as { default?: FetchLike }
   if (typeof mod.default !== 'function') {
     throw new TypeError('No global `fetch` here: pass the `fetch` option.')
@@ -35,17 +36,14 @@ export async function defaultFetch(input: string, init?: RequestInit): Promise<R
 
 /**
  * On Node, the Node transport module, imported as soon as this module is evaluated (it is small
- * and imports only this module), so the first request never waits for it. The browser build drops
- * it (and with it every `node:` specifier). Should it fail to load (an unusual bundle), requests
- * go through fetch instead.
+ * and imports nothing that imports this module), so the first request never waits for it. The
+ * browser and worker builds never import this module (nor any `node:` specifier). Should it fail
+ * to load (an unusual bundle), requests go through fetch instead.
  */
 let nodeTransport: Transport | undefined
-const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
-  typeof __BROWSER__ === 'boolean' && __BROWSER__
-    ? undefined
-    : isNode()
-      ? import('./node-http.js').then((mod) => (nodeTransport = mod.nodeRequest), () => undefined)
-      : undefined
+const nodeTransportLoaded: Promise<Transport | undefined> | undefined = isNode()
+  ? import('./node-http.js').then((mod) => (nodeTransport = mod.nodeRequest), () => undefined)
+  : undefined
 
 /**
  * The transport used when the caller passes no `fetch`: on Node, `node:http` with a keep-alive
@@ -54,7 +52,7 @@ const nodeTransportLoaded: Promise<Transport | undefined> | undefined =
  * same as its `node:http`, so both keep fetch (README, Performance).
  */
 export function platformTransport(): Transport {
-  if ((typeof __BROWSER__ === 'boolean' && __BROWSER__) || !nodeTransportLoaded) return defaultFetch as Transport
+  if (!nodeTransportLoaded) return defaultFetch as Transport
   const send = (url: string, init: TransportInit | TimedTransportInit) => {
     if (nodeTransport) return nodeTransport(url, init as TransportInit)
     return nodeTransportLoaded.then(async (loaded) => {

@@ -12,15 +12,16 @@
  * showed it in interleaved runs against the build before.
  */
 import type { BodyBuilder } from '../client/batcher.js'
-import type { BuiltMessage } from '../client/build-message.js'
+import type { BuiltMessage } from './message-queue.js'
 import { currentSlab, heldBody, heldText, isAscii, release, writeMessage, type Held, type Slab } from './arena.js'
 import { cut } from './cut.js'
+import { keepParts } from './parts.js'
 import type { MessageQueue, QueueBatch } from './message-queue.js'
 
 const FIRST_CAPACITY = 1024
 
 export class ByteQueue implements MessageQueue {
-  readonly takesParts = true
+  readonly keepParts = keepParts
   readonly #envelope: BodyBuilder
   // (Filled, so the array holds objects from the start: its first slab does not change its kind.)
   #slabs: Array<Slab | undefined> = new Array<Slab | undefined>(FIRST_CAPACITY).fill(undefined)

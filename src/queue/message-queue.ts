@@ -1,23 +1,62 @@
 /**
  * The client's queue seam: where built messages wait for their batch, and the batches that carry
  * them to delivery. One implementation per way of holding messages, chosen once when the client is
- * made (./choose.ts), never checked again:
+ * made (by its platform's `createQueue`, ../platform/), never checked again:
  * - ./text-queue.ts: the messages' JSON text as strings (browsers, workers, a `fetch` of one's own);
  * - ./persisted-queue.ts: the same, mirrored into the page's `localStorage` (option `persist`);
  * - ./byte-queue.ts: UTF-8 bytes in reused slabs outside the JavaScript heap (Node's transport).
  * test/queue/contract.test.ts runs the same suite against each.
  */
-import type { BuiltMessage } from '../client/build-message.js'
-import type { SentMessage } from '../message/types.js'
+import type { Stamp } from '../client/stamp.js'
+import type { MessageType, SentMessage } from '../message/types.js'
+import type { Transport } from '../transport/types.js'
+
+/** What a platform chooses a client's queue by (../platform/platform.ts `createQueue`). */
+export interface QueueChoice {
+  readonly writeKey: string
+  readonly plainText: boolean
+  readonly persist: boolean
+  readonly transport: Transport
+}
+
+/**
+ * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
+ * for a queue that keeps parts (`buildMessage`'s (../client/build-message.ts) `keepParts`: the byte store), the common message
+ * keeps its text as parts instead, which the arena writes one after the other
+ * (./arena.ts `writeMessage`): the caller's
+ * fields as JSON, then the stamped ones from their values (`"type":…,"timestamp":"…"}`). `json`
+ * is then empty: neither the whole text nor the stamped fields' text is ever made as a string
+ * (they were a sixth of what a `track()` allocated).
+ */
+export interface BuiltMessage {
+  message: SentMessage
+  /** The text (built as parts: empty). */
+  json: string
+  bytes: number
+  /** Parts: the caller's fields as JSON (an object's text, `}` included). */
+  ownJson?: string
+  /**
+   * Parts: the stamped fields' values (ASCII), kept apart from `message`, which the caller may
+   * change before the arena writes them (a message waiting for an async schema verdict).
+   */
+  stamp?: Stamp
+}
+
+/**
+ * How a queue that copies a message's text from its parts (the byte store: ./parts.ts)
+ * keeps the message `buildMessage` completed: `ownJson`, the caller's fields as JSON, and the
+ * stamped fields' values.
+ */
+export type KeepParts = (message: Record<string, unknown>, ownJson: string, type: MessageType, id: string, at: string) => BuiltMessage
 
 export interface MessageQueue {
   /** Messages held and not taken yet. */
   readonly length: number
   /**
-   * Whether the queue copies a message's text from its parts (`BuiltMessage#ownJson` and
-   * `#stamp`): `buildMessage` then never joins them into one string.
+   * Where the queue copies a message's text from its parts (`BuiltMessage#ownJson` and `#stamp`),
+   * how it keeps them: `buildMessage` then never joins them into one string.
    */
-  readonly takesParts: boolean
+  readonly keepParts?: KeepParts
   /** Holds `built` (its text; the object is the caller's) last. */
   hold(built: BuiltMessage): void
   /**

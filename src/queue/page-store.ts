@@ -22,8 +22,8 @@
  * keys both send it.
  */
 import type { SentMessage } from '../message/types.js'
-import { pageStorage, randomUUID, utf8ByteLength } from '../platform/runtime.js'
-import type { BuiltMessage } from '../client/build-message.js'
+import { encodedLength as utf8ByteLength, pageStorage, webRandomUUID as randomUUID } from '../platform/web.js'
+import type { BuiltMessage } from './message-queue.js'
 
 /** What the store keeps of a message: its JSON text (./text-queue.ts `TextMessage`). */
 export interface StoredMessage {

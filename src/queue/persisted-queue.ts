@@ -5,7 +5,7 @@
  * page's own.
  */
 import type { BodyBuilder } from '../client/batcher.js'
-import type { BuiltMessage } from '../client/build-message.js'
+import type { BuiltMessage } from './message-queue.js'
 import type { MessageQueue } from './message-queue.js'
 import { pageStore } from './page-store.js'
 import { textQueue } from './text-queue.js'

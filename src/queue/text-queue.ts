@@ -39,7 +39,6 @@ export function textQueue(envelope: BodyBuilder, store?: Store, front?: () => nu
     }
   }
   return {
-    takesParts: false,
     get length() {
       return items.length
     },

@@ -4,9 +4,8 @@
  * rest (`TlsError` for a refused certificate, else `NetworkError` naming the system error).
  */
 import { AbortedError, TimeoutError } from '../errors.js'
-import { readCapped, transportFailure } from './failure.js'
 import { kindOf } from '../message/validate.js'
-import { setBackgroundTimeout } from '../platform/runtime.js'
+import { readCapped, setBackgroundTimeout, transportFailure } from '#platform'
 import type { HttpAnswer, TimedTransportInit, TransportInit } from './types.js'
 import type { StopSignal } from './stop.js'
 
@@ -34,8 +33,8 @@ export async function attemptRequest<R extends HttpAnswer>(
   send: ((url: string, init: TransportInit) => Promise<R>) & { readonly takesTimeout?: boolean },
   request: AttemptRequest,
 ): Promise<R> {
-  // Only the Node transport takes a timeout itself (the browser build has none).
-  if (!(typeof __BROWSER__ === 'boolean' && __BROWSER__) && send.takesTimeout) return attemptTimed(send as unknown as (url: string, init: TimedTransportInit) => Promise<R>, request)
+  // Only the Node transport takes a timeout itself.
+  if (send.takesTimeout) return attemptTimed(send as unknown as (url: string, init: TimedTransportInit) => Promise<R>, request)
   const controller = new AbortController()
   let timedOut = false
   // Settles (rejected) once the attempt is aborted, whether or not the fetch heeds its signal.
@@ -93,36 +92,4 @@ function attemptFailure(error: unknown, request: AttemptRequest, timedOut: boole
   if (request.signal?.aborted) return new AbortedError('Request aborted.', { cause: error })
   if (error instanceof AbortedError) return error
   return transportFailure(request.url, error)
-}
-
-/**
- * Reads and discards a success's body so the connection can be reused; never throws. Nothing of it
- * is kept: it is read chunk by chunk for at most `timeoutMs` (the request's time limit) after its
- * headers, then cancelled, so an answer that streams for ever holds neither memory nor the
- * connection. An answer without a `body` stream (`nodeRequest`'s) is drained by its transport,
- * under its own time limit: nothing to release, and no copy of its bytes is made.
- */
-export async function discardBody(response: HttpAnswer, timeoutMs: number): Promise<void> {
-  // The browser build reads it whole (its answers all come from fetch, with a `body`): a page's
-  // collector answers briefly, and the bundle has a budget.
-  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
-    try {
-      await response.arrayBuffer()
-    } catch {
-      // Nothing to do: the answer's status is all we need.
-    }
-  } else if (response.body) {
-    let timer: ReturnType<typeof setBackgroundTimeout> | undefined
-    try {
-      const reader = response.body.getReader()
-      timer = setBackgroundTimeout(() => void reader.cancel().catch(() => {}), timeoutMs)
-      while (!(await reader.read()).done) {
-        // Each chunk is dropped as it comes.
-      }
-    } catch {
-      // Cut short (an error, a stream already read): the status is all we need.
-    } finally {
-      clearTimeout(timer)
-    }
-  }
 }

@@ -77,12 +77,8 @@ function innermostMessage(error: unknown): string {
  * retried), else `NetworkError`; the message names the system error, `cause` keeps the chain.
  */
 export function transportFailure(url: string, error: unknown): AnalyticsError {
-  // Browsers give no system error codes, TLS details nor causes (a failed fetch is an opaque
-  // `TypeError: Failed to fetch`): the browser build quotes the message, and the code that walks
-  // the chain is dropped from it.
-  if (typeof __BROWSER__ === 'boolean' && __BROWSER__) {
-    return new NetworkError(`Request to ${url} failed: ${messageOf(error)}`, { cause: error })
-  }
+  // (Browsers give no system error codes, TLS details nor causes: a failed fetch is an opaque
+  // `TypeError: Failed to fetch`. The browser build quotes the message: ../platform/browser.ts.)
   const tls = tlsFailure(error)
   if (tls !== undefined) return new TlsError(`TLS certificate refused for ${url} (${tls}).`, { cause: error })
   const code = systemErrorCode(error)
@@ -94,7 +90,7 @@ export function transportFailure(url: string, error: unknown): AnalyticsError {
 /** Longest server reason we quote. */
 export const MAX_REASON_CHARS = 200
 /** Bytes of a refusal's body we read at most to find its reason. */
-const MAX_REASON_BYTES = 16_384
+export const MAX_REASON_BYTES = 16_384
 
 /**
  * The server's reason for a refusal: the `message` of its JSON body (or `error.message`, as the
@@ -102,7 +98,8 @@ const MAX_REASON_BYTES = 16_384
  */
 export async function readReason(response: HttpAnswer): Promise<string | undefined> {
   try {
-    const text = await readCapped(response)
+    // `attemptRequest` has read it (its first 16 KB: the platform's `readCapped`).
+    const text = (await response.text()).slice(0, MAX_REASON_BYTES)
     if (!response.headers.get('content-type')?.includes('json')) return undefined
     const body = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } }
     // `{ "message" }`, `{ "error": { "message" } }` (the collector's), `{ "error": "…" }` (a webhook
@@ -122,15 +119,11 @@ export async function readReason(response: HttpAnswer): Promise<string | undefin
  * which keeps at most 16 KiB of a body itself) is read with `text()`. `attemptRequest` reads it
  * within the attempt's time limit (`nodeRequest` bounds it with its own timer).
  */
-export const readCapped: (response: HttpAnswer) => Promise<string> =
-  // In the browser build, whole: a page's collector answers briefly, and the bundle has a budget.
-  typeof __BROWSER__ === 'boolean' && __BROWSER__
-    ? async (response) => (await response.text()).slice(0, MAX_REASON_BYTES)
-    : async (response) => {
-      if (!response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
-      const { bytes } = await readUpTo(response.body, MAX_REASON_BYTES)
-      return new TextDecoder().decode(bytes)
-    }
+export async function readCapped(response: HttpAnswer): Promise<string> {
+  if (!response.body) return (await response.text()).slice(0, MAX_REASON_BYTES)
+  const { bytes } = await readUpTo(response.body, MAX_REASON_BYTES)
+  return new TextDecoder().decode(bytes)
+}
 
 /**
  * The error for a refusal: `.status`, the server's reason (from its body) and `.retryAfterMs`

@@ -31,3 +31,27 @@ export async function readUpTo(stream: ReadableStream<Uint8Array>, limit: number
   }
   return { bytes, over }
 }
+
+/**
+ * Reads and discards a success's body so the connection can be reused; never throws. Nothing of it
+ * is kept: it is read chunk by chunk for at most `timeoutMs` (the request's time limit) after its
+ * headers, then cancelled (`setTimer` arms that limit), so an answer that streams for ever holds
+ * neither memory nor the connection. An answer without a `body` stream (`nodeRequest`'s) is
+ * drained by its transport, under its own time limit: nothing to release, and no copy of its
+ * bytes is made. (The browser build reads it whole instead: ../platform/browser.ts.)
+ */
+export async function drainBody(response: { readonly body?: ReadableStream<Uint8Array> | null }, timeoutMs: number, setTimer: (callback: () => void, ms: number) => ReturnType<typeof setTimeout>): Promise<void> {
+  if (!response.body) return
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const reader = response.body.getReader()
+    timer = setTimer(() => void reader.cancel().catch(() => {}), timeoutMs)
+    while (!(await reader.read()).done) {
+      // Each chunk is dropped as it comes.
+    }
+  } catch {
+    // Cut short (an error, a stream already read): the status is all we need.
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -6,7 +6,7 @@
  * 11 KB budget for eight lines.)
  */
 import { isAnalyticsError } from '../errors.js'
-import { sleep } from '../platform/runtime.js'
+import { sleep } from './sleep.js'
 import { isRetryableError, retryDelay, type BackoffOptions } from './retry-policy.js'
 import type { StopSignal } from './stop.js'
 
@@ -44,10 +44,7 @@ export function attemptsOf(error: unknown): number | undefined {
 }
 
 export async function retry<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  // The browser build's one caller, the client's delivery, sets `exponent` and `sleep`, and none
-  // of `now`, `random`, `isRetryable` and `windowMs` (the webhooks'): that build leaves them out.
-  const browser = typeof __BROWSER__ === 'boolean' && __BROWSER__
-  const start = browser ? 0 : (options.now ?? Date.now)()
+  const start = (options.now ?? Date.now)()
   let made = 0
   for (let n = 1; ; n++) {
     try {
@@ -56,14 +53,14 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         made = n
         return await attempt(n)
       } catch (error) {
-        if (n > options.retries || !(browser ? isRetryableError : options.isRetryable ?? isRetryableError)(error)) throw error
+        if (n > options.retries || !(options.isRetryable ?? isRetryableError)(error)) throw error
         // (isRetryableError retries AnalyticsErrors only.)
-        const retryAfterMs = browser || isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
-        const exponent = browser ? options.exponent!(n) : options.exponent ? options.exponent(n) : n
-        const delayMs = retryDelay(exponent, options.backoff, (browser ? Math.random : options.random ?? Math.random)(), retryAfterMs)
-        if (!browser && options.windowMs !== undefined && (options.now ?? Date.now)() + delayMs - start > options.windowMs) throw error
+        const retryAfterMs = isAnalyticsError(error) ? (error as { retryAfterMs?: number }).retryAfterMs : undefined
+        const exponent = options.exponent ? options.exponent(n) : n
+        const delayMs = retryDelay(exponent, options.backoff, (options.random ?? Math.random)(), retryAfterMs)
+        if (options.windowMs !== undefined && (options.now ?? Date.now)() + delayMs - start > options.windowMs) throw error
         options.onRetry?.({ attempt: n, error, delayMs })
-        await (browser ? options.sleep! : options.sleep ?? sleep)(delayMs, options.signal)
+        await (options.sleep ?? sleep)(delayMs, options.signal)
       }
     } catch (error) {
       // The error it gives up with (the last attempt's, or the abort's reason) carries the count.

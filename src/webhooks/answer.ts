@@ -3,7 +3,7 @@
  * operator needs to see why a receiver refused a message, or what it said when it took it. At
  * most `ANSWER_BYTES` are kept, decoded as UTF-8 (a character cut at the end is replaced).
  */
-import { setBackgroundTimeout } from '../platform/runtime.js'
+import { setBackgroundTimeout } from '#platform'
 import type { HttpAnswer } from '../transport/types.js'
 
 /** Bytes of an answer's body an attempt keeps. */

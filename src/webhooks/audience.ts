@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js'
 import { describe, isValidTimestamp } from '../message/validate.js'
-import { randomUUID } from '../platform/runtime.js'
+import { randomUUID } from '#platform'
 import type { JsonObject } from '../message/types.js'
 import { toIso, type IdentifyWebhookPayload } from './payload.js'
 

@@ -12,7 +12,7 @@
 import { AbortedError, ClientClosedError, type AnalyticsError } from '../errors.js'
 import { Emitter } from '../emitter.js'
 import { count, createLogger, debugEnables } from '../logger.js'
-import { readDebugSetting } from '../platform/runtime.js'
+import { readDebugSetting } from '#platform'
 import { maskUrl } from '../secrets.js'
 import { Stop, type StopSignal } from '../transport/stop.js'
 import { retryDelay } from '../transport/retry-policy.js'

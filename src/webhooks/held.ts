@@ -8,7 +8,7 @@
  * `Promise.all`), each of which calls `then`, so the hold starts at the first `then` and ends
  * when the delivery settles.
  */
-import { holdProcess } from '../platform/runtime.js'
+import { holdProcess } from '#platform'
 
 class HeldWhileAwaited<T> extends Promise<T> {
   // Promises derived from this one (`then`'s result) are plain: only this one holds.

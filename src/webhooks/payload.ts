@@ -6,7 +6,7 @@ import { ValidationError } from '../errors.js'
 import type { JsonObject, MessageType } from '../message/types.js'
 import { serializeMessage } from '../message/serialize.js'
 import { describe, isPlainObject, isValidTimestamp, timestampMs, validateMessage } from '../message/validate.js'
-import { randomUUID } from '../platform/runtime.js'
+import { randomUUID } from '#platform'
 import { assign } from '../message/merge.js'
 
 /** Members every payload but delete carries. */

@@ -14,7 +14,7 @@ const queued = (bytes: number, id = 'm'): TextMessage => {
 
 describe('BodyBuilder', () => {
   it('assembles the envelope from the message strings; size() is its exact UTF-8 length', () => {
-    const bodies = new BodyBuilder('key', false)
+    const bodies = new BodyBuilder('key', false, utf8Length)
     const messages = [queued(50, 'a'), queued(80, 'é😀'), queued(30, 'c')]
     const body = bodies.build(messages, '2026-11-22T10:00:00.000Z') as string
     expect(typeof body).toBe('string')
@@ -29,11 +29,11 @@ describe('BodyBuilder', () => {
   })
 
   it('plainText adds writeKey, counted in the overhead', () => {
-    const plain = new BodyBuilder('kéy"\\', true)
+    const plain = new BodyBuilder('kéy"\\', true, utf8Length)
     const body = plain.build([queued(40)], '2026-11-22T10:00:00.000Z') as string
     expect(JSON.parse(body).writeKey).toBe('kéy"\\')
     expect(plain.size([queued(40)])).toBe(Buffer.byteLength(body))
-    expect(plain.overhead).toBeGreaterThan(new BodyBuilder('kéy"\\', false).overhead)
+    expect(plain.overhead).toBeGreaterThan(new BodyBuilder('kéy"\\', false, utf8Length).overhead)
   })
 })
 

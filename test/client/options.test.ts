@@ -8,7 +8,7 @@ import { collector, createTestClient, ENDPOINT, http, HttpResponse, installServe
 
 installServer()
 
-/** The client as browser bundlers get it (dist/index.browser.js, built with `__BROWSER__`). */
+/** The client as browser bundlers get it (dist/index.browser.js, its `#platform` the browser's). */
 async function browserBuild(): Promise<typeof import('../../src/index.js')> {
   requireBuild('index.browser.js')
   return (await import(pathToFileURL(join(DIST, 'index.browser.js')).href)) as typeof import('../../src/index.js')

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/client/options.js'
-import { canPersist } from '../../src/platform/runtime.js'
+import { canPersist } from '../../src/platform/web.js'
 import { collector, createTestClient, installServer, trackInput } from '../helpers/client.js'
 
 installServer()

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { currentSlab, heldBody, heldText, isAscii, release, writeMessage, type Held } from '../../src/queue/arena.js'
 import { BodyBuilder } from '../../src/client/batcher.js'
+import { utf8Length } from '../../src/limits.js'
 import type { SentMessage } from '../../src/message/types.js'
 
 /** A message written to the arena, as the byte store holds it (a built message's text, without its parts). */
@@ -29,7 +30,7 @@ describe('the arena (Node: queued messages and bodies as bytes)', () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     vi.setSystemTime(new Date('2026-11-26T10:00:00.000Z'))
     // (A NUL in the key too: the arena cuts a builder's envelope once, at a NUL where `sentAt` goes.)
-    for (const builder of [new BodyBuilder('key', false), new BodyBuilder('kéy-東京"\\\0', true)]) {
+    for (const builder of [new BodyBuilder('key', false, utf8Length), new BodyBuilder('kéy-東京"\\\0', true, utf8Length)]) {
       const texts = ['{"a":1}', '{"b":"é😀"}', '{"c":[1,{"d":"東京"}]}']
       const messages = texts.map(held)
       const [body, bodyRegion] = heldBody(builder, messages)

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { ByteQueue } from '../../src/queue/byte-queue.js'
 import { BodyBuilder } from '../../src/client/batcher.js'
+import { keepParts } from '../../src/queue/parts.js'
+import { utf8Length } from '../../src/limits.js'
 import { buildMessage } from '../../src/client/build-message.js'
 import type { SentMessage } from '../../src/message/types.js'
 
@@ -12,7 +14,7 @@ function seeded(seed: number): () => number {
   return () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32)
 }
 
-const newQueue = () => new ByteQueue(new BodyBuilder('key', false))
+const newQueue = () => new ByteQueue(new BodyBuilder('key', false, utf8Length))
 
 /** Takes the first `count` messages as one batch: their texts, the batch then released. */
 function takeTexts(queue: ByteQueue, count: number): string[] {
@@ -33,7 +35,7 @@ describe('ByteQueue (Node: queued messages as bytes in the arena)', () => {
       for (const batch of queue.take(20, 20)) {
         out.push(...batch.texts())
         // Its size counts each message's exact UTF-8 bytes.
-        expect(batch.size).toBe(Buffer.byteLength(new BodyBuilder('key', false).build(batch.texts().map((json) => ({ json })), new Date().toISOString())))
+        expect(batch.size).toBe(Buffer.byteLength(new BodyBuilder('key', false, utf8Length).build(batch.texts().map((json) => ({ json })), new Date().toISOString())))
         batch.release()
       }
     }
@@ -67,7 +69,7 @@ describe('ByteQueue (Node: queued messages as bytes in the arena)', () => {
       { userId: 'u', event: 'Order Completed', properties: { total: 129.99, items: [{ sku: 'a' }] } },
       { anonymousId: 'ä', event: 'Tëst', properties: { city: '東京' } },
     ]
-    const messages = inputs.map((input) => buildMessage('track', input, { context: undefined, integrations: undefined }, true))
+    const messages = inputs.map((input) => buildMessage('track', input, { context: undefined, integrations: undefined }, keepParts))
     for (const m of messages) {
       expect(m.ownJson).toBeDefined()
       queue.hold(m)
@@ -79,14 +81,14 @@ describe('ByteQueue (Node: queued messages as bytes in the arena)', () => {
 
   it('holds the message as it was built, though the caller changes the returned object before it is held (a message waiting for an async schema verdict)', () => {
     const queue = newQueue()
-    const built = buildMessage('track', { userId: 'u', event: 'E', timestamp: '2026-11-27T10:00:00.000Z' }, { context: undefined, integrations: undefined }, true)
+    const built = buildMessage('track', { userId: 'u', event: 'E', timestamp: '2026-11-27T10:00:00.000Z' }, { context: undefined, integrations: undefined }, keepParts)
     const text = JSON.stringify(built.message)
     const message = built.message as unknown as Record<string, unknown>
     Object.assign(message, { type: 'identify', messageId: 'é-changed', timestamp: 'later, and longer than it was' })
     queue.hold(built)
     const [batch] = queue.take(1, 1)
     expect(batch.texts()).toEqual([text])
-    expect(batch.size).toBe(new BodyBuilder('key', false).overhead + Buffer.byteLength(text))
+    expect(batch.size).toBe(new BodyBuilder('key', false, utf8Length).overhead + Buffer.byteLength(text))
     batch.release()
   })
 })

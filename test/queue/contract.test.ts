@@ -5,7 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { BodyBuilder } from '../../src/client/batcher.js'
-import { buildMessage, type BuiltMessage } from '../../src/client/build-message.js'
+import { utf8Length } from '../../src/limits.js'
+import { buildMessage } from '../../src/client/build-message.js'
+import type { BuiltMessage } from '../../src/queue/message-queue.js'
 import { LIBRARY } from '../../src/client/stamp.js'
 import type { SentMessage } from '../../src/message/types.js'
 import { ByteQueue } from '../../src/queue/byte-queue.js'
@@ -62,9 +64,9 @@ interface Made {
 }
 
 const implementations: Array<[name: string, make: (recover?: Recover) => Made]> = [
-  ['the text queue', () => ({ queue: textQueue(new BodyBuilder(WRITE_KEY, false)), settle: async () => {} })],
-  ['the page-persisted queue', (recover = () => true) => ({ queue: persistedQueue(WRITE_KEY, new BodyBuilder(WRITE_KEY, true), recover), settle: () => new Promise((r) => setTimeout(r, 0)) })],
-  ['the Node byte store', () => ({ queue: new ByteQueue(new BodyBuilder(WRITE_KEY, false)), settle: async () => {} })],
+  ['the text queue', () => ({ queue: textQueue(new BodyBuilder(WRITE_KEY, false, utf8Length)), settle: async () => {} })],
+  ['the page-persisted queue', (recover = () => true) => ({ queue: persistedQueue(WRITE_KEY, new BodyBuilder(WRITE_KEY, true, utf8Length), recover), settle: () => new Promise((r) => setTimeout(r, 0)) })],
+  ['the Node byte store', () => ({ queue: new ByteQueue(new BodyBuilder(WRITE_KEY, false, utf8Length)), settle: async () => {} })],
 ]
 
 let page: ReturnType<typeof fakePage>
@@ -94,7 +96,7 @@ function built(queue: MessageQueue, count: number, from = 0): BuiltMessage[] {
         : n % 4 === 2
           ? { userId: `u${n}`, event: 'Big', properties: { n, big: 12345678901234567890n } }
           : { userId: `u${n}`, event: 'Ctx', properties: { n }, context: { ip: '127.0.0.1' } }
-    return buildMessage('track', input, defaults, queue.takesParts)
+    return buildMessage('track', input, defaults, queue.keepParts)
   })
 }
 
@@ -237,7 +239,7 @@ describe.each(implementations)('%s', (name, make) => {
 
 describe('the Node byte store', () => {
   it('frees a body only once the transport says it is written', async () => {
-    const queue = new ByteQueue(new BodyBuilder(WRITE_KEY, false))
+    const queue = new ByteQueue(new BodyBuilder(WRITE_KEY, false, utf8Length))
     for (const m of built(queue, 3)) queue.hold(m)
     const [batch] = queue.take(3, 10)
     const body = batch.body()

@@ -100,6 +100,20 @@ describe('browser bundles of the isomorphic entries', () => {
     expect(has('index.cjs')).toEqual(transportOnly)
   })
 
+  // Workers and edge runtimes: their bundlers name `workerd` (wrangler), `edge-light` (Vercel) or
+  // `worker`, before `browser`; the worker build has the explanations, and no page or process code.
+  it.each(['workerd', 'edge-light', 'worker'])('the package name resolves (%s condition) to the worker build: web-standard, no Node, no page', async (condition) => {
+    requireBuild('index.worker.js')
+    const { metafile } = await bundleForBrowser(`import { Client } from 'isomorphic-analytics'\nnew Client('k').track({ userId: 'u', event: 'e' })`, [condition, 'browser'])
+    const { inputs, imports } = reachable(metafile)
+    expect(inputs.filter((p) => /(^|\/)dist\//.test(p))).toEqual(['dist/index.worker.js'])
+    expect(imports.filter((p) => NODE_BUILTINS.has(p) || p.startsWith('node:'))).toEqual([])
+    const code = readFileSync(join(DIST, 'index.worker.js'), 'utf8')
+    expect(['getBuiltinModule', 'keepAlive', 'beforeExit', 'cross-fetch', 'pagehide', 'navigator.locks'].filter((s) => code.includes(s))).toEqual([])
+    // The explanations the browser build leaves out for size.
+    expect(['did you mean', 'next build', 'UND_ERR_CONNECT_TIMEOUT'].filter((s) => !code.includes(s))).toEqual([])
+  })
+
   it('a Node builtin would be caught: esbuild refuses it for the browser', async () => {
     await expect(bundleForBrowser(`import { readFileSync } from 'node:fs'\nconsole.log(readFileSync)`)).rejects.toThrow(/node:fs/)
     await expect(bundleForBrowser(`import http from 'http'\nconsole.log(http)`)).rejects.toThrow(/http/)

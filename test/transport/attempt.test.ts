@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { AbortedError, NetworkError, TimeoutError, TlsError } from '../../src/errors.js'
-import { attemptRequest, discardBody, isTlsFailure } from '../../src/transport/attempt.js'
+import { attemptRequest, isTlsFailure } from '../../src/transport/attempt.js'
+import { discardBody } from '../../src/platform/server.js'
 
 afterEach(() => {
   vi.useRealTimers()

@@ -10,7 +10,7 @@
  *   twice; so the retry of a delivery after its attempt `n` is claimed in the queue server, by
  *   one request of any process (for 24 hours, as messageIds are).
  */
-import { randomUUID } from '../../platform/runtime.js'
+import { randomUUID } from '#platform'
 import { DEDUP_TTL_MS } from '../ingest/dedup.js'
 import type { SharedState } from '../state/shared-state.js'
 import type { DeliveryTally } from '../stats.js'

@@ -25,7 +25,7 @@
 import type { UrlResult } from '../../webhooks/index.js'
 import type { DeliveryTrace, TracedDelivery, TraceSink } from '../delivery/queue.js'
 import { parseExact, stringifyExact } from '../../message/exact-json.js'
-import { setBackgroundTimeout } from '../../platform/runtime.js'
+import { setBackgroundTimeout } from '#platform'
 import type { QueueBus } from '../state/bus.js'
 import type { AcceptOptions, ConsoleRecorder, Forward, Origin } from './recorder.js'
 

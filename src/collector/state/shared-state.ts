@@ -28,7 +28,7 @@
  * expired row), and ended by its owner.
  */
 import type { QueueServer } from '../config.js'
-import { randomUUID } from '../../platform/runtime.js'
+import { randomUUID } from '#platform'
 import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'

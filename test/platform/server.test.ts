@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+/** The server platform (Node, Bun, Deno), as the Node build has it (`#platform`). */
 import {
-  isBrowserLike, isBrowserPage, onPageHide, onProcessIdleExit, randomUUID, readDebugSetting,
-  setBackgroundTimeout, sleep, utf8ByteLength,
-} from '../../src/platform/runtime.js'
+  isBrowserLike, onPageHide, randomUUID, readDebugSetting, setBackgroundTimeout, utf8ByteLength,
+} from '../../src/platform/server.js'
+import { onProcessIdleExit } from '../../src/platform/server-runtime.js'
+import { isBrowserPage } from '../../src/platform/web.js'
+import { sleep } from '../../src/transport/sleep.js'
 import { defaultFetch } from '../../src/platform/transport.js'
 import { utf8Length } from '../../src/limits.js'
 
@@ -17,7 +20,7 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 /** `randomUUID` of a fresh copy of the module, loaded with the globals as they are now stubbed. */
 async function freshRandomUUID(): Promise<() => string> {
   vi.resetModules()
-  return (await import('../../src/platform/runtime.js')).randomUUID
+  return (await import('../../src/platform/server.js')).randomUUID
 }
 
 describe('randomUUID', () => {

@@ -1,0 +1,76 @@
+/**
+ * The platform of Node, Bun and Deno (see ./platform.ts): the Node transport and the byte store
+ * on Node, the process's exit hooks and the spill, timers that never keep the process alive, the
+ * `DEBUG` environment variable, pooled UUIDs, and every explanation. Also the platform of the
+ * webhooks, the collector and the testing kit, wherever they run (each probe here finds nothing
+ * in a worker).
+ */
+import { BodyBuilder } from '../client/batcher.js'
+import { endpointGuess, formatDetail, MISSING_KEY_HINT, PEER_OPTIONS } from '../client/explain.js'
+import { passes } from '../message/validate.js'
+import type { MessageType } from '../message/types.js'
+import { ByteQueue } from '../queue/byte-queue.js'
+import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
+import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
+import { textQueue } from '../queue/text-queue.js'
+import type { HttpAnswer } from '../transport/types.js'
+import { drainBody } from '../transport/read-stream.js'
+import { Stop } from '../transport/stop.js'
+import type { ProcessHooks } from './platform.js'
+import { pooledUUID } from './pooled-uuid.js'
+import {
+  bufferLength, holdProcess, onProcessExit, onProcessIdleExit, processExiting, readDebugSetting, setBackgroundTimeout,
+} from './server-runtime.js'
+import { absolutePath, openSpill } from './spill.js'
+import { platformTransport } from './transport.js'
+import { canPersist, consoleSink, formatUUID, isBrowserLike, onPageHide } from './web.js'
+
+export { closest, refuseUnknownKeys } from '../closest.js'
+export { readCapped, transportFailure } from '../transport/failure.js'
+export { canPersist, endpointGuess, formatDetail, holdProcess, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
+
+export const defaultTransport = platformTransport
+export const utf8ByteLength = bufferLength
+export const logSink = consoleSink
+export const createStop = (): Stop => new Stop()
+export const missingKeyHint = MISSING_KEY_HINT
+export const peerOptions: Readonly<Record<string, string>> | undefined = PEER_OPTIONS
+export const quickCheck = (type: string, message: Record<string, unknown>): boolean => passes(type as MessageType, message)
+export const discardBody = (response: HttpAnswer, timeoutMs: number): Promise<void> => drainBody(response, timeoutMs, setBackgroundTimeout)
+
+export const processHooks: ProcessHooks | undefined = {
+  onIdleExit: onProcessIdleExit,
+  onExit: onProcessExit,
+  exiting: processExiting,
+  spillDir: absolutePath,
+  openSpill,
+}
+
+/**
+ * The page-persisted queue with option `persist` (a server build in a page), the byte store with
+ * a transport that reads pooled bodies (the Node transport), else the text queue.
+ */
+export function createQueue(choice: QueueChoice, recover: Recover): MessageQueue {
+  const envelope = new BodyBuilder(choice.writeKey, choice.plainText, bufferLength)
+  if (choice.persist) return persistedQueue(choice.writeKey, envelope, recover)
+  if (choice.transport.takesPooledBodies) return new ByteQueue(envelope)
+  return textQueue(envelope)
+}
+
+/** RFC 4122 version 4 UUID: pooled where there is `Buffer`, else the runtime's `crypto`. */
+export function randomUUID(): string {
+  const id = pooledUUID()
+  if (id !== undefined) return id
+  const c = globalThis.crypto as Crypto | undefined
+  if (typeof c?.randomUUID === 'function') {
+    try {
+      return c.randomUUID()
+    } catch {
+      // randomUUID exists but refuses outside a secure context (a server build in an http page).
+    }
+  }
+  const bytes = new Uint8Array(16)
+  if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
+  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
+  return formatUUID(bytes)
+}
