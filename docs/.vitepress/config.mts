@@ -14,6 +14,7 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Logging and secrets', link: '/logging' },
       { text: 'In the browser', link: '/browser' },
       { text: 'Runtimes', link: '/runtimes' },
+      { text: 'Next.js', link: '/nextjs' },
       { text: 'Tracking plans', link: '/tracking-plans' },
     ],
   },

@@ -21,11 +21,14 @@
  *   collector's address (`--admin-token` added when missing) and a value written as `NAME=...`
  *   filled in (`TOKEN`: the admin token); every request must be answered, none with a 5xx or a 401
  *   (a stream, `curl -N`, is read for 2 s).
+ * - A `ts`/`tsx` block that opens with `// <path>` of a file of the Next.js app in
+ *   test/frameworks/nextjs-app/ (docs/nextjs.md) is that file, byte for byte: the Next.js test
+ *   builds and runs it there (test/frameworks/nextjs.test.ts), so it is not run here again.
  * - A block of a language not listed here fails the first test, naming it: teach this test to run
  *   it rather than leave it unrun.
  */
 import { createHmac } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { transform, build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
@@ -41,8 +44,14 @@ const blockName = (b: Block) => `block-${b.file.replace(/\W+/g, '-')}-${b.line}`
 
 const CODE = ['ts', 'js', 'typescript', 'javascript', 'mjs']
 const SHELL = ['sh', 'bash', 'shell']
-const KNOWN = [...CODE, ...SHELL, 'html', 'json', 'text']
-const isCode = (b: Block) => CODE.includes(b.lang)
+const KNOWN = [...CODE, ...SHELL, 'html', 'json', 'text', 'tsx']
+const NEXT_APP = join(ROOT, 'test/frameworks/nextjs-app')
+/** The Next.js app's file a block is (its first line `// app/…`), if it is one. */
+const nextAppFile = (b: Block) => {
+  const path = /^\/\/ ([\w./[\]-]+\.tsx?)\n/.exec(b.code)?.[1]
+  return path && ['ts', 'tsx'].includes(b.lang) && existsSync(join(NEXT_APP, path)) ? path : undefined
+}
+const isCode = (b: Block) => CODE.includes(b.lang) && !nextAppFile(b)
 const isBrowser = (b: Block) => b.lang === 'html' || (isCode(b) && /\bdocument\./.test(b.code))
 const isVitest = (b: Block) => /from 'vitest'/.test(b.code)
 const nodeBlocks = BLOCKS.filter((b) => isCode(b) && !isBrowser(b) && !isVitest(b))
@@ -96,7 +105,7 @@ function cliArgs(command: string): string[] {
 
 describe('every code block of the README and docs/ runs as pasted (from the packed package)', () => {
   it('the docs have the blocks this test knows how to run, and no other kind', () => {
-    const unknown = BLOCKS.filter((b) => !KNOWN.includes(b.lang)).map((b) => `${label(b)}: a \`${b.lang || '(no language)'}\` block`)
+    const unknown = BLOCKS.filter((b) => !KNOWN.includes(b.lang) || (b.lang === 'tsx' && !nextAppFile(b))).map((b) => `${label(b)}: a \`${b.lang || '(no language)'}\` block`)
     expect(unknown, 'blocks this test does not know how to run').toEqual([])
     expect(nodeBlocks.length).toBeGreaterThanOrEqual(7)
   })
@@ -142,6 +151,11 @@ describe('every code block of the README and docs/ runs as pasted (from the pack
     expect(result.stdout + result.stderr).toMatch(/Tests\s+2 passed \(2\)/)
     expect(result.code, result.stdout + result.stderr).toBe(0)
   }, 90_000)
+
+  it.each(BLOCKS.filter(nextAppFile).map((b) => [label(b), b] as const))('%s is its file of the Next.js app (built and run by test/frameworks/nextjs.test.ts)', (_label, block) => {
+    const path = nextAppFile(block)!
+    expect(block.code.slice(block.code.indexOf('\n') + 1), path).toBe(readFileSync(join(NEXT_APP, path), 'utf8'))
+  })
 
   it.each(BLOCKS.filter((b) => b.lang === 'json').map((b) => [label(b), b] as const))('%s is valid JSON', (_label, block) => {
     expect(() => JSON.parse(block.code)).not.toThrow()

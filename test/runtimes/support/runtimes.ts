@@ -50,21 +50,32 @@ export function scratchDir(prefix: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
+/** `npm pack`s the package into `dir`: the tarball's path. */
+export function packTarball(dir: string): string {
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>
+  return join(dir, filename)
+}
+
+/** Unpacks a tarball as `<dir>/node_modules/isomorphic-analytics`, replacing what was there. */
+export function unpackTarball(tarball: string, dir: string): void {
+  const target = join(dir, 'node_modules/isomorphic-analytics')
+  rmSync(target, { recursive: true, force: true })
+  mkdirSync(target, { recursive: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'])
+}
+
 /**
  * `npm pack`s the package and unpacks it as `<dir>/node_modules/isomorphic-analytics`: scripts in
  * `dir` then import it by name through its `exports` map, exactly as users do. Its dependencies
  * resolve from the repo's node_modules (dir is inside the repo).
  */
 export function installPacked(dir: string): string {
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>
-  const tarball = join(dir, filename)
-  const target = join(dir, 'node_modules/isomorphic-analytics')
+  const tarball = packTarball(dir)
   // Without a package.json of its own, `dir` would be inside the repo's package scope, and
   // `import 'isomorphic-analytics'` would self-reference the repo instead of the packed copy.
   writeFileSync(join(dir, 'package.json'), '{ "name": "runtime-test-scratch", "private": true }\n')
-  mkdirSync(target, { recursive: true })
-  execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'])
+  unpackTarball(tarball, dir)
   return tarball
 }
 
