@@ -10,6 +10,7 @@
 import { ValidationError } from '../../errors.js'
 import { describe, isPlainObject } from '../../message/validate.js'
 import { parseExact } from '../../message/exact-json.js'
+import { maskUrl } from '../../secrets.js'
 import type { WebhookPayload } from '../../webhooks/index.js'
 import { send, type Replayed, type SendState } from '../admin/dispatch.js'
 import type { SourceRuntime } from '../sources.js'
@@ -82,7 +83,8 @@ export function checkReplay(byName: ReadonlyMap<string, SourceRuntime>, input: u
   const urls = source.destination.urls
   let url: number | undefined
   if (input.url !== undefined) {
-    url = typeof input.url === 'string' ? urls.indexOf(input.url) : -1
+    // As given, or as the console shows it (credentials masked).
+    url = typeof input.url === 'string' ? urls.findIndex((u) => u === input.url || maskUrl(u) === input.url) : -1
     if (url < 0) throw new ValidationError('url', `Expected \`url\` to be one of source "${source.name}"'s ${urls.length} URL(s), got ${describe(input.url)}.`)
   }
   return { source, from, to, failedOnly: outcome === 'failed', ...(url !== undefined && { url }) }
