@@ -84,7 +84,8 @@ class Lane {
   }
 
   push(delivery: QueuedDelivery): void {
-    this.#waiting.push({ delivery, at: delivery.acceptedAt ?? Date.now(), retrying: false, paced: false })
+    // The time only where it is kept (with an admin token): no clock read per delivery otherwise.
+    this.#waiting.push({ delivery, at: this.queue.kept ? (delivery.acceptedAt ?? Date.now()) : 0, retrying: false, paced: false })
   }
 
   /** Starts waiting deliveries: up to `concurrency` with the destination, each admitted by the pacer. */

@@ -8,15 +8,13 @@
  * (by the minute it was accepted in, for `KEPT_COUNTED_MS` past the retention), so a replay can
  * say how many of its window were no longer kept.
  *
- * A payload is known by its `webhook-id` (derived from its exact bytes): a replay that settles
- * keeps it again under the same id, with the same acceptance time and its new outcome.
+ * A payload is known by its exact bytes (in the queue server, by its `webhook-id`, derived from
+ * them): a replay that settles keeps it again in its place, with the same acceptance time and its
+ * new outcome.
  */
-import { webhookIdOf } from '../../webhooks/standard.js'
 
 export interface KeptPayload {
   source: string
-  /** The `webhook-id` of `body`. */
-  id: string
   /** When the payload was first accepted (ms since the epoch). */
   at: number
   /** Whether its last delivery failed for good. */
@@ -47,14 +45,22 @@ const MINUTE = 60_000
 
 /** A settled delivery as kept: `at`, when it was first accepted. */
 export function keptPayload(source: string, body: string, at: number, failed: boolean): KeptPayload {
-  return { source, id: webhookIdOf(body), at, failed, body }
+  return { source, at, failed, body }
 }
 
 type Counts = { all: number; failed: number }
 
 export class MemoryKept implements KeptStore {
-  /** By `source` and id, oldest kept first. */
-  readonly #items = new Map<string, KeptPayload>()
+  /** By `source` and body (a string's hash is computed once, and kept with it by the engine). */
+  readonly #items = new Map<string, Map<string, KeptPayload>>()
+  #size = 0
+  /**
+   * The order they were kept in, oldest first from `#head` (a queue: a Map iterated from its
+   * start after many deletions walks past every deleted entry). An entry kept again leaves a
+   * stale one here, skipped: its Map value is another object.
+   */
+  #order: KeptPayload[] = []
+  #head = 0
   #bytes = 0
   /** Per source, per minute of acceptance: payloads dropped. */
   readonly #dropped = new Map<string, Map<number, Counts>>()
@@ -67,26 +73,35 @@ export class MemoryKept implements KeptStore {
 
   keep(items: readonly KeptPayload[]): void {
     for (const item of items) {
-      const key = `${item.source}\u001f${item.id}`
-      const previous = this.#items.get(key)
-      if (previous !== undefined) {
-        this.#items.delete(key)
-        this.#bytes -= previous.body.length
-      }
-      this.#items.set(key, item)
+      let bodies = this.#items.get(item.source)
+      if (bodies === undefined) this.#items.set(item.source, (bodies = new Map()))
+      const previous = bodies.get(item.body)
+      if (previous !== undefined) this.#bytes -= previous.body.length
+      else this.#size++
+      bodies.set(item.body, item)
+      this.#order.push(item)
       this.#bytes += item.body.length
     }
-    this.#expire(false)
-    for (const [key, item] of this.#items) {
-      if (this.#items.size <= this.bounds.count && this.#bytes <= this.bounds.bytes) break
-      this.#drop(key, item)
+    const oldest = this.now() - this.retention
+    // The oldest first: past the retention (up to the first within it), then past the bounds.
+    while (this.#head < this.#order.length) {
+      const item = this.#order[this.#head]
+      const current = this.#items.get(item.source)?.get(item.body) === item
+      const over = this.#size > this.bounds.count || this.#bytes > this.bounds.bytes
+      if (current && item.at >= oldest && !over) break
+      this.#head++
+      if (current) this.#drop(item)
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head)
+      this.#head = 0
     }
   }
 
   async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
-    this.#expire(true)
-    const kept = [...this.#items.values()]
-      .filter((item) => item.source === source && item.at >= from && item.at <= to && (!failedOnly || item.failed))
+    this.#expire()
+    const kept = [...(this.#items.get(source)?.values() ?? [])]
+      .filter((item) => item.at >= from && item.at <= to && (!failedOnly || item.failed))
       .sort((a, b) => a.at - b.at)
     let unavailable = 0
     for (const [minute, counts] of this.#dropped.get(source) ?? []) {
@@ -96,26 +111,19 @@ export class MemoryKept implements KeptStore {
   }
 
   /**
-   * Drops what is past the retention: the oldest kept, up to the first still within it (`all`:
-   * every one; a replay kept again comes last with its first acceptance time), and forgets the
-   * counts of drops past `KEPT_COUNTED_MS` more.
+   * Drops every payload past the retention (a replay kept again comes last with its first
+   * acceptance time), and forgets the counts of drops past `KEPT_COUNTED_MS` more.
    */
-  #expire(all: boolean): void {
+  #expire(): void {
     const now = this.now()
-    for (const [key, item] of this.#items) {
-      if (item.at >= now - this.retention) {
-        if (all) continue
-        break
-      }
-      this.#drop(key, item)
-    }
-    if (!all) return
+    for (const bodies of this.#items.values()) for (const item of bodies.values()) if (item.at < now - this.retention) this.#drop(item)
     const forgotten = Math.floor((now - this.retention - KEPT_COUNTED_MS) / MINUTE)
     for (const minutes of this.#dropped.values()) for (const minute of minutes.keys()) if (minute < forgotten) minutes.delete(minute)
   }
 
-  #drop(key: string, item: KeptPayload): void {
-    this.#items.delete(key)
+  #drop(item: KeptPayload): void {
+    this.#items.get(item.source)?.delete(item.body)
+    this.#size--
     this.#bytes -= item.body.length
     let minutes = this.#dropped.get(item.source)
     if (minutes === undefined) this.#dropped.set(item.source, (minutes = new Map()))

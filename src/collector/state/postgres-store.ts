@@ -5,6 +5,7 @@
  */
 import type { JobSize, Mark, Store } from './store.js'
 import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
+import { webhookIdOf } from '../../webhooks/standard.js'
 
 const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
@@ -124,7 +125,7 @@ export class PostgresStore implements Store {
       `INSERT INTO ${KEPT_TABLE} (source, id, at, failed, body, expires_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $6::bigint[])
        ON CONFLICT (source, id) DO UPDATE SET failed = excluded.failed, body = excluded.body, expires_at = ${KEPT_TABLE}.at + $7::bigint`,
-      [items.map((i) => i.source), items.map((i) => i.id), items.map((i) => i.at), items.map((i) => i.failed), items.map((i) => i.body), items.map((i) => i.at + retentionMs), retentionMs],
+      [items.map((i) => i.source), items.map((i) => webhookIdOf(i.body)), items.map((i) => i.at), items.map((i) => i.failed), items.map((i) => i.body), items.map((i) => i.at + retentionMs), retentionMs],
     )
     if (now - this.#keptSweptAt <= 60_000) return
     this.#keptSweptAt = now
@@ -133,15 +134,15 @@ export class PostgresStore implements Store {
   }
 
   async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
-    const { rows } = await this.pool.query<{ id: string; at: string; failed: boolean; body: string | null }>(
-      `SELECT id, at, failed, CASE WHEN expires_at >= $4 THEN body END AS body FROM ${KEPT_TABLE}
+    const { rows } = await this.pool.query<{ at: string; failed: boolean; body: string | null }>(
+      `SELECT at, failed, CASE WHEN expires_at >= $4 THEN body END AS body FROM ${KEPT_TABLE}
        WHERE source = $1 AND at >= $2 AND at <= $3 ${failedOnly ? 'AND failed' : ''} ORDER BY at`,
       [source, from, to, Date.now()],
     )
     const result: KeptWindow = { kept: [], unavailable: 0 }
     for (const row of rows) {
       if (row.body === null) result.unavailable++
-      else result.kept.push({ source, id: row.id, at: Number(row.at), failed: row.failed, body: row.body })
+      else result.kept.push({ source, at: Number(row.at), failed: row.failed, body: row.body })
     }
     return result
   }

@@ -5,6 +5,7 @@
 import type { JobSize, Mark, Store } from './store.js'
 import { quitRedis } from './drivers.js'
 import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
+import { webhookIdOf } from '../../webhooks/standard.js'
 
 const PREFIX = 'isomorphic-analytics'
 
@@ -84,10 +85,11 @@ export class RedisStore implements Store {
     const pipeline = this.redis.pipeline()
     for (const item of items) {
       const index = keptIndex(item.source)
-      pipeline.zrem(index, `d${item.id}`, `f${item.id}`)
-      pipeline.zadd(index, item.at, `${item.failed ? 'f' : 'd'}${item.id}`)
+      const id = webhookIdOf(item.body)
+      pipeline.zrem(index, `d${id}`, `f${id}`)
+      pipeline.zadd(index, item.at, `${item.failed ? 'f' : 'd'}${id}`)
       const ttl = item.at + retentionMs - now
-      if (ttl > 0) pipeline.set(keptBody(item.source, item.id), item.body, 'PX', ttl)
+      if (ttl > 0) pipeline.set(keptBody(item.source, id), item.body, 'PX', ttl)
     }
     // Entries are counted (as no longer kept) for `KEPT_COUNTED_MS` past the retention.
     for (const source of new Set(items.map((item) => item.source))) pipeline.zremrangebyscore(keptIndex(source), '-inf', now - retentionMs - KEPT_COUNTED_MS)
@@ -108,7 +110,7 @@ export class RedisStore implements Store {
       chunk.forEach((e, j) => {
         const body = bodies[j]
         if (body === null) result.unavailable++
-        else result.kept.push({ source, ...e, body })
+        else result.kept.push({ source, at: e.at, failed: e.failed, body })
       })
     }
     return result
