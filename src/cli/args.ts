@@ -8,6 +8,7 @@ import type { CollectorConfig, SourceConfig, WebhookUrlConfig } from '../collect
 import { MAX_WEBHOOK_URLS } from '../webhooks/index.js'
 import { describeArgvError } from './argv-errors.js'
 import { readConfigFile } from './config-file.js'
+import { duration } from './duration.js'
 import { sourceFlagNames, type FlagNames } from './flag-names.js'
 import { UsageError } from './usage-error.js'
 
@@ -53,6 +54,10 @@ Server:
                           given here or in --config always may)
   --drain-timeout MS      on SIGINT/SIGTERM, wait this long for deliveries
                           in flight before giving up (default: 10000)
+  --retention DURATION    keep forwarded payloads this long for replay
+                          (POST /v1/admin/replay, the console's Replay):
+                          24h, 30m, 90s or ms (default: 24h; needs
+                          --admin-token)
   --queue URL             keep deliveries in a queue server, shared by every
                           collector on it: redis://… or postgres://… (default:
                           $ANALYTICS_QUEUE_URL, else this process's memory)
@@ -95,6 +100,7 @@ const OPTIONS = {
   'trust-proxy': { type: 'boolean' },
   'allow-private-webhook-urls': { type: 'boolean' },
   'drain-timeout': { type: 'string' },
+  retention: { type: 'string' },
   queue: { type: 'string' },
   'progress-interval': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -104,7 +110,7 @@ const OPTIONS = {
 /** The values' names in --help, for "--port needs a value (--port N)". */
 const VALUE_NAMES: Record<string, string> = {
   'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', 'standard-secret': 'WHSEC', config: 'FILE',
-  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
+  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', retention: 'DURATION', queue: 'URL', 'progress-interval': 'MS',
 }
 
 /** The flags that take one value: given twice, the first was dropped without a word. */
@@ -233,6 +239,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const drainTimeout = values['drain-timeout'] === undefined
     ? (fileConfig.drainTimeout ?? 10_000)
     : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
+  const retention = values.retention === undefined ? fileConfig.retention : duration('retention', values.retention, 365 * 86_400_000)
   return {
     kind: 'collect',
     args: {
@@ -240,7 +247,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }), ...(retention !== undefined && { retention }) },
       configFile: values.config,
       flagNames,
     },

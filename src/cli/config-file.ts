@@ -27,6 +27,7 @@ const FROM_FILE = {
   trustProxy: true,
   allowPrivateWebhookUrls: true,
   drainTimeout: true,
+  retention: true,
   deliveryConcurrency: true,
   maxPendingDeliveries: true,
   queue: true,

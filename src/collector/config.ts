@@ -61,6 +61,12 @@ export interface CollectorConfig {
   fetch?: FetchLike
   /** ms that `close()` waits for deliveries in flight by default (10000). */
   drainTimeout?: number
+  /**
+   * ms forwarded payloads are kept for replay (`POST /v1/admin/replay`), from when each was
+   * accepted (86400000: 24 hours). In memory, within the latest 10,000 payloads (64 MiB of
+   * bodies); with a `queue`, in the queue server. Kept only with an `adminToken`.
+   */
+  retention?: number
   /** Deliveries in flight at once, per source (64). */
   deliveryConcurrency?: number
   /** Deliveries waiting or in flight per source before ingest answers 503 (10000). */
@@ -112,6 +118,7 @@ export interface ResolvedConfig {
   allowPrivateWebhookUrls: boolean
   fetch: FetchLike | undefined
   drainTimeout: number
+  retention: number
   deliveryConcurrency: number
   maxPendingDeliveries: number
   queue: QueueServer | undefined
@@ -125,6 +132,7 @@ export interface ResolvedConfig {
 /** The defaults. The README's collector options table is checked against this object by a test. */
 export const COLLECTOR_DEFAULTS = {
   drainTimeout: 10_000,
+  retention: 86_400_000,
   unsafeShortAdminToken: false,
   trustProxy: false,
   allowPrivateWebhookUrls: false,
@@ -134,7 +142,7 @@ export const COLLECTOR_DEFAULTS = {
 } as const
 
 const CONFIG_KEYS = new Set([
-  'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'allowPrivateWebhookUrls', 'fetch', 'drainTimeout', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
+  'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'allowPrivateWebhookUrls', 'fetch', 'drainTimeout', 'retention', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow'])
@@ -286,6 +294,7 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     allowPrivateWebhookUrls: optionalBoolean(input.allowPrivateWebhookUrls, 'allowPrivateWebhookUrls'),
     fetch: input.fetch,
     drainTimeout: optionalInteger(input.drainTimeout, 'drainTimeout', 0, COLLECTOR_DEFAULTS.drainTimeout),
+    retention: optionalInteger(input.retention, 'retention', 0, COLLECTOR_DEFAULTS.retention),
     deliveryConcurrency: optionalInteger(input.deliveryConcurrency, 'deliveryConcurrency', 1, COLLECTOR_DEFAULTS.deliveryConcurrency),
     maxPendingDeliveries: optionalInteger(input.maxPendingDeliveries, 'maxPendingDeliveries', 1, COLLECTOR_DEFAULTS.maxPendingDeliveries),
     queue: resolveQueue(input.queue),

@@ -33,6 +33,8 @@ import { createIngest } from './ingest/accept.js'
 import { loadExactJson } from '../message/exact-json.js'
 import { createSourceRuntime, type SourceRuntime } from './sources.js'
 import { MemoryMemberships } from './state/memberships.js'
+import { MemoryKept } from './replay/kept.js'
+import { checkReplay, replay } from './replay/replay.js'
 import { Tally } from './stats.js'
 import { settlesWithin } from './settles-within.js'
 import { collectorStats, type Collector, type CollectorHooks, type CollectorStats, type DrainReport } from './collector-api.js'
@@ -115,7 +117,10 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   // With a queue server, its bus tells every process of settings changes and console records.
   const recorder = config.adminToken === undefined ? undefined : new ConsoleRecorder()
   const sharedConsole = recorder && durable?.shareConsole(recorder)
+  // Settled payloads kept for replay (only with an admin token: replay is an admin endpoint).
+  const kept = recorder && (durable ? durable.kept(config.retention) : new MemoryKept(config.retention))
   const queueOptions = {
+    ...(kept && !durable && { kept }),
     destinations,
     concurrency: config.deliveryConcurrency,
     maxPending: config.maxPendingDeliveries,
@@ -157,7 +162,7 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   void settings.ready.then(settingsLoaded)
   // One limit on wrong admin tokens for every admin endpoint, the console's included.
   const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
-  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, memberships: admin.memberships, ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, memberships: admin.memberships, replay: (body) => replay(admin, kept!, checkReplay(byName, body)), ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

@@ -15,6 +15,7 @@ import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { settlesWithin } from './settles-within.js'
 import { QueueBus } from './state/bus.js'
 import type { MembershipStore } from './state/memberships.js'
+import type { KeptStore } from './replay/kept.js'
 import { SharedMemberships } from './state/shared-memberships.js'
 import { PgSockets } from './state/pg-sockets.js'
 import { queueSettings } from './state/shared-settings.js'
@@ -55,6 +56,11 @@ export class DurableMode {
   deliveryQueue(options: QueueOptions): BullmqQueue {
     const traces = this.#console?.traces
     return new BullmqQueue({ ...options, server: this.#server, onError: this.report, counters: this.shared, ...(traces && { traces }) })
+  }
+
+  /** Settled payloads kept for replay in the server, `retention` ms each. */
+  kept(retention: number): KeptStore {
+    return this.shared.keptStore(retention)
   }
 
   /** Audience memberships in the server, so every process diffs against the same base. */

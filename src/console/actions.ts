@@ -9,13 +9,13 @@ import { h, replace, uid, type Child } from './dom.js'
 import { confirmed, counted, someOf, whileBusy } from './guard.js'
 import { AUDIENCE } from './live.js'
 
-function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement): HTMLElement[] {
+export function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement): HTMLElement[] {
   control.id = uid('action')
   return [h('label', { for: control.id }, label), control]
 }
 
 /** A form whose `send` resolves to what to say, or to `undefined` when it was not confirmed. */
-function actionForm(title: string, submit: string, controls: HTMLElement[], send: () => Promise<Child[] | undefined>): HTMLElement {
+export function actionForm(title: string, submit: string, controls: HTMLElement[], send: () => Promise<Child[] | undefined>): HTMLElement {
   const status = h('p', { role: 'status', class: 'status' })
   const button = h('button', { type: 'submit' }, submit)
   const onsubmit = (event: Event) => {

@@ -97,7 +97,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       h('p', { class: 'summary' },
         h('span', { class: 'type' }, record.type), ' ',
         h('strong', { class: 'name' }, record.name ?? ''), ' ',
-        h('span', { class: 'muted' }, `${[record.source, record.userId, record.anonymousId && `anonymous ${record.anonymousId}`].filter(Boolean).join(' · ')} · ${time(record.receivedAt)}${record.origin ? ` · ${ORIGINS[record.origin]}` : ''}${record.remote ? ' · via another collector' : ''}`), ' ',
+        h('span', { class: 'muted' }, `${[record.source, record.userId, record.anonymousId && `anonymous ${record.anonymousId}`].filter(Boolean).join(' · ')} · ${time(record.receivedAt)}${record.origin ? ` · ${ORIGINS[record.origin]}` : ''}${record.remote ? ' · via another collector' : ''}${record.replay ? ' · replay' : ''}`), ' ',
         h('span', { class: 'outcome' }, outcome),
         delivery.nextRetryAt ? h('span', { class: 'muted' }, ` · next retry ${time(delivery.nextRetryAt)}`) : null,
       ),

@@ -11,6 +11,7 @@ import { activityChart } from './chart.js'
 import { h, replace } from './dom.js'
 import { whileBusy } from './guard.js'
 import { liveView } from './live.js'
+import { replayView } from './replay.js'
 import { sourcePanel } from './sources.js'
 
 const root = document.getElementById('console')!
@@ -75,6 +76,7 @@ function show(answer: SourcesAnswer): void {
     chart.element,
     live.element,
     actionsView(answer.sources, live.show),
+    replayView(answer.sources),
   )
   whenRefused(() => {
     stop()

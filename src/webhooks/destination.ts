@@ -162,10 +162,11 @@ export class WebhookDestination {
    * Like `deliver`, for a payload already serialised: `body` is POSTed and signed exactly as
    * given (so numbers keep the digits they were written with). `payload` only labels events.
    * A `body` that is not a string resolves with `delivered: false` and a `ValidationError`
-   * naming `body`; nothing is sent.
+   * naming `body`; nothing is sent. `urls`: the indexes of the URLs to deliver to (default: all;
+   * the collector's replay to one URL).
    */
-  deliverSerialized(body: string, payload: object = { body }): Promise<DeliveryResult> {
-    return heldWhileAwaited(this.#track(deliverOnSchedule(this.#schedule, payload, () => givenBody(body))))
+  deliverSerialized(body: string, payload: object = { body }, urls?: readonly number[]): Promise<DeliveryResult> {
+    return heldWhileAwaited(this.#track(deliverOnSchedule(this.#schedule, payload, () => givenBody(body), urls)))
   }
 
   /**

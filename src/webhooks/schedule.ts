@@ -42,7 +42,7 @@ interface Delivery {
 }
 
 /** `toBody` gives the exact body to send, or throws the `ValidationError` to resolve with. */
-export async function deliverOnSchedule(context: ScheduleContext, payload: object, toBody: () => string): Promise<DeliveryResult> {
+export async function deliverOnSchedule(context: ScheduleContext, payload: object, toBody: () => string, only?: readonly number[]): Promise<DeliveryResult> {
   const { options, events, closing } = context
   const { targets, backoff, retryWindow, now, random } = options
   const unattempted = (error: AnalyticsError): UrlResult[] => targets.map(({ url }) => ({ url, attempt: 0, error }))
@@ -61,7 +61,7 @@ export async function deliverOnSchedule(context: ScheduleContext, payload: objec
     body,
     targets: context.targetsFor(body),
     results: targets.map(({ url }) => ({ url, attempt: 0 })),
-    active: targets.map((_, i) => i),
+    active: only ? [...only] : targets.map((_, i) => i),
     attempts: 0,
     deliveredBy: -1,
   }

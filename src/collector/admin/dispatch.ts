@@ -20,7 +20,7 @@ import type { RoomWaits } from './room-waits.js'
  * attempting it reports there (`always`: even past the console's per-second budget).
  */
 export interface AdminRecord {
-  record(source: string, payload: Record<string, unknown>, forward: Forward, admin: Pick<AcceptOptions, 'origin' | 'name'>): DeliveryTrace
+  record(source: string, payload: Record<string, unknown>, forward: Forward, admin: Pick<AcceptOptions, 'origin' | 'name' | 'replay'>): DeliveryTrace
   traceId?: (always?: boolean) => string | undefined
 }
 
@@ -67,8 +67,15 @@ const CHUNK = 500
  */
 const RECORDED_PER_SYNC = 100
 
-/** Where a payload comes from, for the console: a deletion, or an audience (by name). */
-export type Origin = Required<Pick<AcceptOptions, 'origin'>> & Pick<AcceptOptions, 'name'>
+/** Where a payload comes from, for the console: a deletion, an audience (by name), or a replay. */
+export type Origin = Pick<AcceptOptions, 'origin' | 'name' | 'replay'>
+
+/** A replayed payload: its exact bytes, when it was first accepted, and the URLs it goes to (default: all). */
+export interface Replayed {
+  body: string
+  acceptedAt: number
+  urls?: number[]
+}
 
 type Delivery = QueuedDelivery & { payload: WebhookPayload; onSettled(delivered: boolean): void; recorded: boolean }
 
@@ -76,10 +83,11 @@ type Delivery = QueuedDelivery & { payload: WebhookPayload; onSettled(delivered:
  * The delivery of `payload`, followed by the console when `recorded`: named by a traceId (queue
  * server) or told of its attempts by a trace bound to its record once queued (memory).
  */
-function delivery(state: SendState, source: string, payload: WebhookPayload, recorded: boolean, always: boolean, onSettled: (delivered: boolean) => void): Delivery {
+function delivery(state: SendState, source: string, payload: WebhookPayload, recorded: boolean, always: boolean, onSettled: (delivered: boolean) => void, replayed?: Replayed): Delivery {
   const traceId = recorded ? state.console?.traceId?.(always) : undefined
+  const exact = replayed && { acceptedAt: replayed.acceptedAt, ...(replayed.urls && { urls: replayed.urls }) }
   return {
-    source, type: payload.type, body: JSON.stringify(payload), onSettled, payload, recorded,
+    source, type: payload.type, body: replayed?.body ?? JSON.stringify(payload), ...exact, onSettled, payload, recorded,
     ...(traceId !== undefined ? { traceId } : recorded && !state.queue.durable && { trace: deferredTrace() }),
   }
 }
@@ -121,7 +129,7 @@ export class NoRoomError extends Error {
  * With a queue server, `settled` resolves once every payload is held there (or given up on):
  * delivering them is then the queue's business (any process's), counted in `GET /v1/stats`.
  */
-export function send(state: SendState, targets: Targets, origin: Origin, remember?: (queued: readonly WebhookPayload[], all: boolean) => Promise<void>): Dispatch {
+export function send(state: SendState, targets: Targets, origin: Origin, remember?: (queued: readonly WebhookPayload[], all: boolean) => Promise<void>, replayed?: ReadonlyMap<WebhookPayload, Replayed>): Dispatch {
   const { queue } = state
   const outcomes: Promise<boolean>[] = []
   const size = Math.max(1, Math.min(CHUNK, state.maxPending))
@@ -133,7 +141,7 @@ export function send(state: SendState, targets: Targets, origin: Origin, remembe
     const deliveries = payloads.map((payload, i) => {
       let onSettled!: (delivered: boolean) => void
       outcomes.push(new Promise<boolean>((resolve) => (onSettled = resolve)))
-      return delivery(state, source.name, payload, state.console !== undefined && (deletion || i < RECORDED_PER_SYNC), deletion, onSettled)
+      return delivery(state, source.name, payload, state.console !== undefined && (deletion || i < RECORDED_PER_SYNC), deletion, onSettled, replayed?.get(payload))
     })
     const sending = (async () => {
       let i = 0

@@ -14,9 +14,12 @@
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
  * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
  *                                              (what the console's confirmation of a sync names)
+ * - `POST /v1/admin/replay`                    deliver again the payloads of a window still kept (../replay/replay.ts)
  */
 import type { AdminGuard } from '../admin/guard.js'
-import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
+import { fromMessageError, HttpProblem, jsonResponse, methodNotAllowed, notFound, retryLater } from '../http/errors.js'
+import { NoRoomError } from '../admin/dispatch.js'
+import { QueueUnavailableError } from '../delivery/queue.js'
 import { stringifyExact } from '../../message/exact-json.js'
 import { parseJson } from '../ingest/parse.js'
 import { readBodyText } from '../http/read-body.js'
@@ -25,6 +28,7 @@ import { shownRecord } from './records.js'
 import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
 import { etag } from './versions.js'
+import type { ReplayAnswer } from '../replay/replay.js'
 
 export interface ConsoleContext {
   /** The admin token's check, with its limit on wrong tokens (shared with the other admin endpoints). */
@@ -36,6 +40,8 @@ export interface ConsoleContext {
   retry(id: string): Promise<void>
   /** The members of `audience` of source `source` as its last sync left them (`undefined`: never synced); an `HttpProblem` names an unknown source. */
   members(source: string, audience: string): Promise<readonly string[] | undefined>
+  /** Replays the kept payloads `body` names; a `ValidationError` names the field that is wrong. */
+  replay(body: unknown): Promise<ReplayAnswer>
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -159,6 +165,17 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     })
     const members = await context.members(source, audience)
     return jsonResponse(200, { source, audience, synced: members !== undefined, members: members ?? [] })
+  }
+  if (path === '/v1/admin/replay') {
+    only('POST', request, path)
+    const body = parseJson(await readBodyText(request)).value
+    try {
+      return jsonResponse(202, { success: true, ...(await context.replay(body)) })
+    } catch (error) {
+      if (error instanceof NoRoomError) throw retryLater(error.closing ? 'CLOSED' : 'BACKLOG_FULL', `${error.message} Retry later.`)
+      if (error instanceof QueueUnavailableError) throw retryLater('QUEUE_UNAVAILABLE', `${error.message} Retry later.`)
+      throw fromMessageError(error, '') ?? error
+    }
   }
   if (path === '/v1/admin/activity') {
     only('GET', request, path)

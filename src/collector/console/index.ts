@@ -63,6 +63,8 @@ export function createConsole(options: {
   shared?: SharedConsole
   /** The audiences' memberships, as their syncs leave them. */
   memberships: MembershipStore
+  /** `POST /v1/admin/replay` (../replay/replay.ts). */
+  replay: ConsoleContext['replay']
 }): ConsoleContext {
   const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
@@ -71,6 +73,7 @@ export function createConsole(options: {
     settings,
     recorder,
     streams,
+    replay: options.replay,
     members(source, audience) {
       if (!sources.some((s) => s.name === source)) {
         throw new HttpProblem(400, 'BAD_REQUEST', `Unknown source ${JSON.stringify(source)}; known: ${sources.map((s) => s.name).join(', ')}.`, { field: 'source' })

@@ -44,6 +44,8 @@ export interface MessageRecord {
   remote?: true
   /** Not an accepted message: a payload of a deletion request or of an audience sync (`name`: the audience). */
   origin?: Origin
+  /** A replay (`POST /v1/admin/replay`) of a payload forwarded before: the same bytes again. */
+  replay?: true
   /** The message as accepted. */
   message: Record<string, unknown>
   delivery: {
@@ -70,6 +72,8 @@ export interface AcceptOptions {
   note?: string
   origin?: Origin
   name?: string
+  /** A replay of a payload forwarded before. */
+  replay?: boolean
 }
 
 /**
@@ -117,6 +121,7 @@ export class Entry {
       receivedAt: typeof this.receivedAt === 'string' ? this.receivedAt : new Date(this.receivedAt).toISOString(),
       ...(options.remote && { remote: true as const }),
       ...(options.origin && { origin: options.origin }),
+      ...(options.replay && { replay: true as const }),
       message,
       delivery: 'body' in forward
         ? { outcome: 'queued', ...(options.note !== undefined && { reason: options.note }), attempts: [] }

@@ -58,6 +58,8 @@ interface AcceptedNotice {
   /** An admin request's payload: its origin and name (`AcceptOptions`). */
   g?: Origin
   n?: string
+  /** A replay (`AcceptOptions`). */
+  p?: 1
 }
 
 /**
@@ -84,7 +86,7 @@ export interface SharedConsole {
   /** Where the delivery queue reports attempts on deliveries with a traceId. */
   traces: TraceSink
   /** Records an accepted message (the ingest's `record`) or an admin payload, and tells the other processes. */
-  record(source: string, message: Record<string, unknown>, forward: Forward, admin?: Pick<AcceptOptions, 'origin' | 'name'>): DeliveryTrace
+  record(source: string, message: Record<string, unknown>, forward: Forward, admin?: Pick<AcceptOptions, 'origin' | 'name' | 'replay'>): DeliveryTrace
   /** A failed delivery is retried by hand here: tells the others first (resolves once told). */
   retried(traceId: string): Promise<void>
   close(): void
@@ -268,7 +270,7 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
       const n = data as AcceptedNotice
       if (typeof n?.s !== 'string' || typeof n.m !== 'object' || n.m === null) return
       const forward: Forward = n.o ? { outcome: n.o, reason: String(n.r) } : { body: n.b, ...(n.t !== undefined && { traceId: n.t }) }
-      recorder.accepted(n.s, n.m, forward, { remote: true, ...(n.g !== undefined && { origin: n.g, name: n.n }) })
+      recorder.accepted(n.s, n.m, forward, { remote: true, ...(n.g !== undefined && { origin: n.g, name: n.n }), ...(n.p === 1 && { replay: true }) })
       known(n.t)
     } else if (topic === 'trace') {
       const n = data as TraceNotice
@@ -308,7 +310,7 @@ export function shareConsole(recorder: ConsoleRecorder, bus: QueueBus, options: 
       const shared = 'body' in forward ? forward.traceId !== undefined : take()
       const trace = recorder.accepted(source, message, forward, 'body' in forward && !shared ? { ...admin, note: notFollowed } : admin)
       if (shared) {
-        bus.publish('accepted', { ...shareable(source, message, forward), ...(admin.origin && { g: admin.origin, n: admin.name }) })
+        bus.publish('accepted', { ...shareable(source, message, forward), ...(admin.origin && { g: admin.origin, n: admin.name }), ...(admin.replay && { p: 1 }) })
         known('body' in forward ? forward.traceId : undefined)
       }
       return trace

@@ -8,8 +8,11 @@ type Queue = import('bullmq').Queue
 
 export interface BatchData {
   s: string
-  /** Each delivery: its type, exact body, its messageId (messages only) and its traceId (when traced). */
-  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null]>
+  /**
+   * Each delivery: its type, exact body, its messageId (messages only), its traceId (when
+   * traced), and for a replay when it was first accepted and the URLs it goes to (all: null).
+   */
+  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null, acceptedAt?: number, urls?: number[] | null]>
 }
 
 export interface DeliverData {
@@ -26,6 +29,8 @@ export interface DeliverData {
   r?: string
   /** When its retry is due (ms since epoch): scheduled to start inside the retry window. */
   d?: number
+  /** When the payload was accepted (ms since epoch): kept for replay with it. */
+  a?: number
 }
 
 /** A `deliver` job to add (the retry of a `batch` job's payload). */

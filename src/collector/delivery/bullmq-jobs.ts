@@ -41,6 +41,7 @@ import { JOB_OPTIONS, type BatchData, type DeliverData, type DeliverJob, type Ne
 import { CoalescedWrites } from './coalesced-writes.js'
 import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
+import { keptPayload } from '../replay/kept.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
 
@@ -182,8 +183,8 @@ export class JobRunner {
     }
     for (const i of attempt) {
       if (this.deps.closing()) return this.#handBack(job, token, 0)
-      const [type, body, , traceId] = items[i]
-      const outcome = await this.#attempt(destination, { s: source, t: type, b: body, n: 0, ...(traceId != null && { r: traceId }) })
+      const [type, body, , traceId, acceptedAt, urls] = items[i]
+      const outcome = await this.#attempt(destination, { s: source, t: type, b: body, n: 0, a: acceptedAt ?? job.timestamp, ...(traceId != null && { r: traceId }), ...(urls != null && { u: urls }) })
       if (outcome === STOPPED) return this.#handBack(job, token, 0)
       // Recorded before the next attempt starts: at any time, at most this one payload of the job
       // is unrecorded. The retry's id is derived from the batch's: re-added, it is the same job.
@@ -217,9 +218,19 @@ export class JobRunner {
     const { counters, tally, log } = this.deps
     log(`${data.s}: ${data.t} failed after ${count(data.n, 'attempt')}: no retry: ${why}.`)
     if (data.r !== undefined) this.deps.traces?.(data.r, { source: data.s, body: data.b }).settled(false, [])
+    this.#keep(data, false, Date.now())
     tally.failed(data.s)
     counters.add(`${data.s}|pending`, -1)
     counters.add(`${data.s}|retrying`, -1)
+  }
+
+  /** A settled payload kept for replay (with an admin token): not waited for, a failure reported. */
+  #keep(data: DeliverData, delivered: boolean, startedAt: number): void {
+    const { counters } = this.deps
+    if (!counters.keeping) return
+    counters.keep([keptPayload(data.s, data.b, data.a ?? data.f ?? startedAt, !delivered)]).catch((error: unknown) => {
+      this.deps.report('queue server (payloads kept for replay)', error instanceof Error ? error : new Error(String(error)))
+    })
   }
 
   /**
@@ -256,6 +267,7 @@ export class JobRunner {
       const delivered = outcome.deliveredBy >= 0
       if (!delivered) log(`${data.s}: ${data.t} failed after ${count(attempt, 'attempt')}: ${destination.failure(outcome, data.f ?? startedAt).message}`)
       trace?.settled(delivered, outcome.results)
+      this.#keep(data, delivered, startedAt)
       if (delivered) tally.forwarded(data.s)
       else tally.failed(data.s)
       counters.add(`${data.s}|pending`, -1)

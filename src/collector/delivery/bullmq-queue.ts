@@ -26,7 +26,7 @@ import type { DeliveryTally } from '../stats.js'
 import { oncePer } from '../once-per.js'
 import { settlesWithin, valueWithin } from '../settles-within.js'
 import { Pacer } from './pacer.js'
-import { BATCH_JOB_OPTIONS } from './bullmq-job-data.js'
+import { BATCH_JOB_OPTIONS, type BatchData } from './bullmq-job-data.js'
 import { BullmqConnection, type Opened } from './bullmq-connection.js'
 import type { BatchJob } from './batch-merge.js'
 import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, writeDeadline, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type EnqueueOptions, type QueuedDelivery, type TraceSink } from './queue.js'
@@ -147,7 +147,9 @@ export class BullmqQueue implements DeliveryQueue {
     if (Date.now() >= by) throw new QueueUnavailableError(`The queue server did not answer within ${QUEUE_WRITE_WAIT_MS / 1000} s.`)
     const jobs = [...bySource].map(([source, list]): BatchJob => ({
       name: 'batch',
-      data: { s: source, d: list.map((d) => [d.type, d.body, d.messageId ?? null, d.traceId ?? null]) },
+      data: { s: source, d: list.map((d): BatchData['d'][number] => (d.acceptedAt === undefined
+        ? [d.type, d.body, d.messageId ?? null, d.traceId ?? null]
+        : [d.type, d.body, d.messageId ?? null, d.traceId ?? null, d.acceptedAt, d.urls ?? null])) },
       opts: BATCH_JOB_OPTIONS,
     }))
     // Counted pending once written, even when that is after the sender was answered 503 (the jobs

@@ -15,10 +15,13 @@ import { cancelRequests } from '../../webhooks/destination.js'
 import type { DeliveryTally } from '../stats.js'
 import { settlesWithin } from '../settles-within.js'
 import { Pacer } from './pacer.js'
+import { keptPayload, type KeptStore } from '../replay/kept.js'
 import type { BacklogCounts, DeliveryQueue, DrainOutcome, EnqueueOptions, QueuedDelivery } from './queue.js'
 
 interface Item {
   delivery: QueuedDelivery
+  /** When it was queued (ms since the epoch): kept for replay with it (unless a replay's). */
+  at: number
   retrying: boolean
   /** Holds a place in the pacer (its first attempt, until it settles or waits for a retry). */
   paced: boolean
@@ -81,7 +84,8 @@ class Lane {
   }
 
   push(delivery: QueuedDelivery): void {
-    this.#waiting.push({ delivery, retrying: false, paced: false })
+    // The time only where it is kept (with an admin token): no clock read per delivery otherwise.
+    this.#waiting.push({ delivery, at: this.queue.kept ? (delivery.acceptedAt ?? Date.now()) : 0, retrying: false, paced: false })
   }
 
   /** Starts waiting deliveries: up to `concurrency` with the destination, each admitted by the pacer. */
@@ -117,7 +121,7 @@ class Lane {
     const label = { type: item.delivery.type }
     this.active.set(label, item)
     if (item.delivery.trace) this.#traces.set(label, item.delivery.trace)
-    void this.destination.deliverSerialized(item.delivery.body, label).then((result) => {
+    void this.destination.deliverSerialized(item.delivery.body, label, item.delivery.urls).then((result) => {
       this.active.delete(label)
       this.#unpace(item)
       if (!result.delivered) this.queue.log(`${this.source}: ${item.delivery.type} failed: ${result.error?.message ?? 'unknown'}`)
@@ -152,6 +156,7 @@ class Lane {
     if (delivered) this.queue.tally.forwarded(this.source)
     else this.queue.tally.failed(this.source)
     if (!delivered && this.queue.cutOff) this.queue.notDelivered++
+    else if (this.queue.kept) this.queue.kept.keep([keptPayload(this.source, item.delivery.body, item.at, !delivered)])
     item.delivery.onSettled?.(delivered)
     if (this.pending === 0) this.queue.laneIdle()
   }
@@ -166,6 +171,8 @@ export class MemoryQueue implements DeliveryQueue {
   readonly pacerFor: (source: string) => Pacer
   readonly tally: DeliveryTally
   readonly log: Logger
+  /** Where settled payloads are kept for replay (with an admin token). */
+  readonly kept: KeptStore | undefined
   #idle: Array<() => void> = []
   /** Set once the drain's bound is reached: what fails from then on is counted in `notDelivered`. */
   cutOff = false
@@ -183,12 +190,15 @@ export class MemoryQueue implements DeliveryQueue {
      * no other source's deliveries.
      */
     pacerFor?: (source: string) => Pacer
+    /** Where settled payloads are kept for replay. */
+    kept?: KeptStore
   }) {
     this.concurrency = options.concurrency
     this.pacerFor = options.pacerFor ?? (() => new Pacer(options.concurrency))
     this.#maxPending = options.maxPending
     this.tally = options.tally
     this.log = options.log
+    this.kept = options.kept
     for (const [source, destination] of options.destinations) this.#lanes.set(source, new Lane(source, destination, this))
   }
 

@@ -38,6 +38,10 @@ export interface QueuedDelivery {
    * travels with the job, so whichever process makes an attempt reports it under this id.
    */
   traceId?: string
+  /** A replay: when the payload was first accepted (ms since the epoch), kept with it again. */
+  acceptedAt?: number
+  /** A replay to one URL: the indexes of the URLs it goes to (default: all). */
+  urls?: number[]
 }
 
 /**

@@ -4,12 +4,15 @@
  * (expired rows are deleted about once a minute), and turns under way.
  */
 import type { JobSize, Mark, Store } from './store.js'
+import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
+import { webhookIdOf } from '../../webhooks/standard.js'
 
 const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
 const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
 const SETTLED_TABLE = 'isomorphic_analytics_settled'
 const TURNS_TABLE = 'isomorphic_analytics_turns'
+const KEPT_TABLE = 'isomorphic_analytics_kept'
 
 /** The tables, created if missing when the store opens. */
 export const TABLES = [
@@ -18,6 +21,9 @@ export const TABLES = [
   `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
   `CREATE TABLE IF NOT EXISTS ${TURNS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
+  // Payloads kept for replay: `body` until `expires_at` (then NULL: no longer kept, still counted).
+  `CREATE TABLE IF NOT EXISTS ${KEPT_TABLE} (source text NOT NULL, id text NOT NULL, at bigint NOT NULL, failed boolean NOT NULL, body text, expires_at bigint NOT NULL, PRIMARY KEY (source, id))`,
+  `CREATE INDEX IF NOT EXISTS ${KEPT_TABLE}_at ON ${KEPT_TABLE} (source, at)`,
 ]
 
 export class PostgresStore implements Store {
@@ -105,6 +111,40 @@ export class PostgresStore implements Store {
 
   async endTurn(key: string, owner: string): Promise<void> {
     await this.pool.query(`DELETE FROM ${TURNS_TABLE} WHERE key = $1 AND owner = $2`, [key, owner])
+  }
+
+  #keptSweptAt = 0
+
+  /**
+   * A replay that settles keeps its payload under the same row (its acceptance time unchanged).
+   * About once a minute, bodies past their retention are dropped, and rows past `KEPT_COUNTED_MS` more.
+   */
+  async keep(items: readonly KeptPayload[], retentionMs: number): Promise<void> {
+    const now = Date.now()
+    await this.pool.query(
+      `INSERT INTO ${KEPT_TABLE} (source, id, at, failed, body, expires_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $6::bigint[])
+       ON CONFLICT (source, id) DO UPDATE SET failed = excluded.failed, body = excluded.body, expires_at = ${KEPT_TABLE}.at + $7::bigint`,
+      [items.map((i) => i.source), items.map((i) => webhookIdOf(i.body)), items.map((i) => i.at), items.map((i) => i.failed), items.map((i) => i.body), items.map((i) => i.at + retentionMs), retentionMs],
+    )
+    if (now - this.#keptSweptAt <= 60_000) return
+    this.#keptSweptAt = now
+    await this.pool.query(`UPDATE ${KEPT_TABLE} SET body = NULL WHERE expires_at < $1 AND body IS NOT NULL`, [now])
+    await this.pool.query(`DELETE FROM ${KEPT_TABLE} WHERE at < $1`, [now - retentionMs - KEPT_COUNTED_MS])
+  }
+
+  async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
+    const { rows } = await this.pool.query<{ at: string; failed: boolean; body: string | null }>(
+      `SELECT at, failed, CASE WHEN expires_at >= $4 THEN body END AS body FROM ${KEPT_TABLE}
+       WHERE source = $1 AND at >= $2 AND at <= $3 ${failedOnly ? 'AND failed' : ''} ORDER BY at`,
+      [source, from, to, Date.now()],
+    )
+    const result: KeptWindow = { kept: [], unavailable: 0 }
+    for (const row of rows) {
+      if (row.body === null) result.unavailable++
+      else result.kept.push({ source, at: Number(row.at), failed: row.failed, body: row.body })
+    }
+    return result
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,8 @@ import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'
 import type { JobSize, Mark, Store } from './store.js'
+import { CoalescedWrites } from '../delivery/coalesced-writes.js'
+import type { KeptPayload, KeptStore } from '../replay/kept.js'
 
 export type { JobSize, Mark, Store }
 
@@ -140,6 +142,29 @@ export class SharedState {
       await new Promise((resolve) => setTimeout(resolve, TURN_POLL_MS))
     }
     return () => store.endTurn(key, owner)
+  }
+
+  /** Set by `keptStore`: settled payloads are then kept for replay that long (`keep`). */
+  #retention: number | undefined
+  readonly #keeping = new CoalescedWrites<KeptPayload>(async (items) => (await this.#store).keep(items, this.#retention!))
+
+  /** Whether settled payloads are kept for replay (`keptStore` was called). */
+  get keeping(): boolean {
+    return this.#retention !== undefined
+  }
+
+  /** Keeps settled payloads for replay, written together with those of other jobs (one write). */
+  keep(items: readonly KeptPayload[]): Promise<void> {
+    return this.#retention === undefined ? Promise.resolve() : this.#keeping.write(items)
+  }
+
+  /** The payloads kept for replay in the server, for `retention` ms each (../replay/kept.ts). */
+  keptStore(retention: number): KeptStore {
+    this.#retention = retention
+    return {
+      keep: (items) => this.keep(items),
+      window: async (source, from, to, failedOnly) => (await this.#store).window(source, from, to, failedOnly),
+    }
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,8 @@
  * and ./postgres-store.ts: a module of its own, so neither imports the state that uses it.
  */
 
+import type { KeptPayload, KeptWindow } from '../replay/kept.js'
+
 export interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
   read(): Promise<Record<string, number>>
@@ -17,6 +19,10 @@ export interface Store {
   takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean>
   /** Ends `owner`'s turn `key` (nothing if it is no longer its own). */
   endTurn(key: string, owner: string): Promise<void>
+  /** Keeps settled payloads for replay, each until `retentionMs` past its acceptance (../replay/kept.ts). */
+  keep(items: readonly KeptPayload[], retentionMs: number): Promise<void>
+  /** A replay's window: the payloads still kept, and how many of the window no longer are. */
+  window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow>
   close(): Promise<void>
 }
 

@@ -2,7 +2,7 @@
 // WEBHOOK, WEBHOOK2 (a second URL, if any), SECRET (shared secret), STANDARD_SECRET (a whsec_
 // secret: Standard Webhooks signatures too), RETRY_WINDOW (ms), DRAIN
 // (drain timeout, ms), CONCURRENCY (deliveries in flight), MAX_PENDING (backlog limit), PORT
-// (0: any), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
+// (0: any), RETENTION (ms payloads are kept for replay), COLLECTOR_MODULE (the collector build to run; default ../../../dist/collector.js).
 // Also run by bench/durable.mjs. Prints `{"port":…}` once listening; on SIGTERM stops like the
 // CLI does (server, then a bounded drain), prints `{"report":…,"closeMs":…}` (closeMs: how long
 // `collector.close()` took) and exits; on SIGUSR2 collects garbage and prints `{"heap":…}`, the
@@ -28,6 +28,7 @@ const collector = createCollector({
   ...(env.QUEUE && { queue: env.QUEUE }),
   ...(env.CONCURRENCY && { deliveryConcurrency: Number(env.CONCURRENCY) }),
   ...(env.MAX_PENDING && { maxPendingDeliveries: Number(env.MAX_PENDING) }),
+  ...(env.RETENTION && { retention: Number(env.RETENTION) }),
   fetch: nodeFetch,
   onError: (error) => console.error('collector error', error),
 })
