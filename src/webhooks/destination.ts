@@ -50,9 +50,24 @@ const FOR_COLLECTOR = Symbol('collector destination')
  * this one logs only its attempts and deliveries under `analytics:webhooks`, so `DEBUG=analytics`
  * prints each retry and failure once. Not public API.
  */
-export function collectorDestination(options: WebhookDestinationOptions): WebhookDestination {
-  return new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
+export function collectorDestination(options: WebhookDestinationOptions, gate?: UrlGate): WebhookDestination {
+  const destination = new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
+  if (gate) gatesOf.set(destination, gate)
+  return destination
 }
+
+/**
+ * The collector's endpoint health, per URL of a destination: `refused(url)` is asked at each
+ * attempt (an error: not sent, that error its final outcome); `observe` is told each outcome of a
+ * request sent. Not public API.
+ */
+export interface UrlGate {
+  refused(url: string): AnalyticsError | undefined
+  observe(url: string, result: UrlResult): void
+}
+
+/** Each collector destination's gate (`collectorDestination`). */
+const gatesOf = new WeakMap<WebhookDestination, UrlGate>()
 
 /**
  * Sends payloads to 1 to 5 webhook URLs: each payload is serialised once, signed (`X-Signature`,
@@ -177,12 +192,15 @@ export class WebhookDestination {
   targetsFor(body: string): AttemptTarget[] {
     const { targets, sharedSecret, standardKeys } = this.#options
     const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
-    if (standardKeys === undefined) {
-      return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
+    let perAttempt: AttemptTarget['perAttempt']
+    if (standardKeys !== undefined) {
+      const id = webhookIdOf(body)
+      perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
     }
-    const id = webhookIdOf(body)
-    const perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
-    return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, perAttempt }))
+    const made: AttemptTarget[] = targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, ...(perAttempt && { perAttempt }) }))
+    const gate = gatesOf.get(this)
+    if (gate) for (const t of made) Object.assign(t, { refused: () => gate.refused(t.url), observe: (result: UrlResult) => gate.observe(t.url, result) })
+    return made
   }
 
   /**
@@ -274,3 +292,4 @@ export class WebhookDestination {
     await Promise.allSettled([...this.#pending])
   }
 }
+

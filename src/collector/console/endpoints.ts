@@ -14,6 +14,7 @@
  * - `GET  /v1/admin/activity`                  delivered / retrying / failed per minute, last hour
  * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
  *                                              (what the console's confirmation of a sync names)
+ * - `GET  /v1/admin/endpoints`, `POST /v1/admin/endpoints/enable`: endpoint health (./health.ts)
  */
 import type { AdminGuard } from '../admin/guard.js'
 import { HttpProblem, jsonResponse, methodNotAllowed, notFound } from '../http/errors.js'
@@ -25,6 +26,7 @@ import { shownRecord } from './records.js'
 import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
 import { etag } from './versions.js'
+import { handleHealthEndpoint, type HealthContext } from './health.js'
 
 export interface ConsoleContext {
   /** The admin token's check, with its limit on wrong tokens (shared with the other admin endpoints). */
@@ -36,6 +38,8 @@ export interface ConsoleContext {
   retry(id: string): Promise<void>
   /** The members of `audience` of source `source` as its last sync left them (`undefined`: never synced); an `HttpProblem` names an unknown source. */
   members(source: string, audience: string): Promise<readonly string[] | undefined>
+  /** Endpoint health: `GET /v1/admin/endpoints`, `POST /v1/admin/endpoints/enable` (./health.ts). */
+  health: HealthContext
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -164,6 +168,7 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     only('GET', request, path)
     return jsonResponse(200, { minutes: context.recorder.activity() })
   }
+  if (path.startsWith('/v1/admin/endpoints')) return handleHealthEndpoint(request, path, context.health)
   const message = MESSAGE.exec(path)
   if (message) {
     const [, id, retry] = message
