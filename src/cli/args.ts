@@ -9,6 +9,7 @@ import { MAX_WEBHOOK_URLS } from '../webhooks/index.js'
 import { describeArgvError } from './argv-errors.js'
 import { readConfigFile } from './config-file.js'
 import { sourceFlagNames, type FlagNames } from './flag-names.js'
+import { duration } from './duration.js'
 import { UsageError } from './usage-error.js'
 
 /** The admin endpoints an admin token enables, as the banner lists them; --help lists each too. */
@@ -56,6 +57,9 @@ Server:
   --queue URL             keep deliveries in a queue server, shared by every
                           collector on it: redis://… or postgres://… (default:
                           $ANALYTICS_QUEUE_URL, else this process's memory)
+  --disable-after TIME    disable a webhook URL after this long of nothing
+                          but failed attempts, until enabled again in the
+                          console (default: 24h; 0: never; e.g. 30m, 7d)
   --progress-interval MS  when output is not a terminal, print counts this
                           often if they changed (default: 5000)
 
@@ -97,6 +101,7 @@ const OPTIONS = {
   'drain-timeout': { type: 'string' },
   queue: { type: 'string' },
   'progress-interval': { type: 'string' },
+  'disable-after': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -104,7 +109,7 @@ const OPTIONS = {
 /** The values' names in --help, for "--port needs a value (--port N)". */
 const VALUE_NAMES: Record<string, string> = {
   'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', 'standard-secret': 'WHSEC', config: 'FILE',
-  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS',
+  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', queue: 'URL', 'progress-interval': 'MS', 'disable-after': 'TIME',
 }
 
 /** The flags that take one value: given twice, the first was dropped without a word. */
@@ -233,6 +238,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
   const drainTimeout = values['drain-timeout'] === undefined
     ? (fileConfig.drainTimeout ?? 10_000)
     : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
+  const disableAfter = values['disable-after'] === undefined ? fileConfig.disableAfter : duration('disable-after', values['disable-after'], 365 * 86_400_000)
   return {
     kind: 'collect',
     args: {
@@ -240,7 +246,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }), ...(disableAfter !== undefined && { disableAfter }) },
       configFile: values.config,
       flagNames,
     },
