@@ -52,7 +52,7 @@ const FOR_COLLECTOR = Symbol('collector destination')
  */
 export function collectorDestination(options: WebhookDestinationOptions, gate?: UrlGate): WebhookDestination {
   const destination = new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
-  if (gate) gatesOf.set(destination, gate)
+  if (gate) gatesOf.set(destination, destination.urls.map((url) => gate.forUrl(url)))
   return destination
 }
 
@@ -62,12 +62,12 @@ export function collectorDestination(options: WebhookDestinationOptions, gate?: 
  * request sent. Not public API.
  */
 export interface UrlGate {
-  refused(url: string): AnalyticsError | undefined
-  observe(url: string, result: UrlResult): void
+  /** The checks of one URL, made once per destination. */
+  forUrl(url: string): Required<Pick<AttemptTarget, 'refused' | 'observe'>>
 }
 
-/** Each collector destination's gate (`collectorDestination`). */
-const gatesOf = new WeakMap<WebhookDestination, UrlGate>()
+/** Each collector destination's checks, one per URL in order (`collectorDestination`). */
+const gatesOf = new WeakMap<WebhookDestination, ReadonlyArray<Required<Pick<AttemptTarget, 'refused' | 'observe'>>>>()
 
 /**
  * Sends payloads to 1 to 5 webhook URLs: each payload is serialised once, signed (`X-Signature`,
@@ -192,15 +192,14 @@ export class WebhookDestination {
   targetsFor(body: string): AttemptTarget[] {
     const { targets, sharedSecret, standardKeys } = this.#options
     const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
-    let perAttempt: AttemptTarget['perAttempt']
-    if (standardKeys !== undefined) {
-      const id = webhookIdOf(body)
-      perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
+    const gated = gatesOf.get(this)
+    if (standardKeys === undefined) {
+      if (gated) return targets.map((t, i) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, ...gated[i] }))
+      return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
     }
-    const made: AttemptTarget[] = targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, ...(perAttempt && { perAttempt }) }))
-    const gate = gatesOf.get(this)
-    if (gate) for (const t of made) Object.assign(t, { refused: () => gate.refused(t.url), observe: (result: UrlResult) => gate.observe(t.url, result) })
-    return made
+    const id = webhookIdOf(body)
+    const perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
+    return targets.map((t, i) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, perAttempt, ...gated?.[i] }))
   }
 
   /**

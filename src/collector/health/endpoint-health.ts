@@ -47,6 +47,8 @@ export class EndpointHealth {
   readonly #known = new Map<string, HealthRecord>()
   #pending = new Map<string, Outcomes>()
   #timer: ReturnType<typeof setTimeout> | undefined
+  /** Memory: a merge is due at the end of this turn. */
+  #soon = false
   #flushing: Promise<void> = Promise.resolve()
   #unwatch: (() => void) | undefined
 
@@ -75,29 +77,38 @@ export class EndpointHealth {
     }
   }
 
-  /** What a destination of `source` asks at each attempt, and tells of each outcome. */
+  /** What a destination of `source` asks at each attempt, and tells of each outcome (per URL, made once). */
   gate(source: string): UrlGate {
     return {
-      refused: (url) => {
-        const disabledAt = this.#known.get(keyOf(source, url))?.disabledAt
-        if (disabledAt === undefined) return undefined
-        const shown = maskUrl(url)
-        const since = new Date(disabledAt).toISOString()
-        return new EndpointDisabledError(source, shown, disabledAt, `${NOT_SENT}${shown} is disabled (since ${since}: every attempt to it had failed for ${span(this.#options.disableAfter)}). Enable it in the console or with POST /v1/admin/endpoints/enable.`)
+      forUrl: (url) => {
+        const key = keyOf(source, url)
+        return {
+          refused: () => {
+            const disabledAt = this.#known.get(key)?.disabledAt
+            if (disabledAt === undefined) return undefined
+            const shown = maskUrl(url)
+            const since = new Date(disabledAt).toISOString()
+            return new EndpointDisabledError(source, shown, disabledAt, `${NOT_SENT}${shown} is disabled (since ${since}: every attempt to it had failed for ${span(this.#options.disableAfter)}). Enable it in the console or with POST /v1/admin/endpoints/enable.`)
+          },
+          observe: (result) => this.#observe(key, result),
+        }
       },
-      observe: (url, result) => this.#observe(source, url, result),
     }
   }
 
-  #observe(source: string, url: string, result: UrlResult): void {
+  #observe(key: string, result: UrlResult): void {
     const { error } = result
     if (result.pending || (error && isAnalyticsError(error) && NOT_THE_URLS.has(error.code))) return
-    const key = keyOf(source, url)
     let outcomes = this.#pending.get(key)
     if (outcomes === undefined) this.#pending.set(key, (outcomes = emptyOutcomes()))
     addOutcome(outcomes, this.#options.now(), error?.message)
-    if (this.#flushMs === 0) void this.flush()
-    else if (this.#timer === undefined) {
+    if (this.#flushMs === 0) {
+      // Memory: the outcomes of one turn of the event loop merged at once, before the next attempt.
+      if (!this.#soon) {
+        this.#soon = true
+        queueMicrotask(() => void ((this.#soon = false), this.flush()))
+      }
+    } else if (this.#timer === undefined) {
       this.#timer = setTimeout(() => void this.flush(), this.#flushMs)
       ;(this.#timer as { unref?: () => void }).unref?.()
     }
