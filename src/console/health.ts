@@ -7,6 +7,7 @@
 import { api, ApiFailure } from './api.js'
 import type { EndpointView } from '../collector/health/record.js'
 import { h, replace, uid } from './dom.js'
+import { polled } from './polled.js'
 import { confirmed, counted, whileBusy } from './guard.js'
 
 const STATES = { healthy: 'Healthy', failing: 'Failing', disabled: 'Disabled' } as const
@@ -67,15 +68,5 @@ export function healthView(): { element: HTMLElement; start(): void; stop(): voi
   }
   const element = h('section', { 'aria-labelledby': 'health-heading' },
     h('h2', { id: 'health-heading' }, 'Webhook URLs'), banners, said, list)
-  let timer: ReturnType<typeof setInterval> | undefined
-  return {
-    element,
-    start() {
-      void refresh()
-      timer = setInterval(() => void refresh(), 5000)
-    },
-    stop() {
-      clearInterval(timer)
-    },
-  }
+  return polled(element, refresh)
 }
