@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'ABORTED'
   | 'TLS'
   | 'SIGNATURE'
+  | 'ENDPOINT_DISABLED'
 
 export interface AnalyticsErrorOptions {
   /** The underlying error, as `Error`'s standard `cause`. */
@@ -174,6 +175,27 @@ export class SignatureError extends AnalyticsError {
   }
 }
 
+/**
+ * A collector's webhook URL was disabled: every attempt to it failed for `disableAfter` ms. Reported
+ * once to the collector's `onError` when it happens, and the reason each of its messages is kept
+ * as failed while it stays disabled (not sent; never retried on its own).
+ */
+export class EndpointDisabledError extends AnalyticsError {
+  /** The source whose URL it is. */
+  readonly source: string
+  /** The URL, credentials masked. */
+  readonly url: string
+  /** When it was disabled (ms since the epoch). */
+  readonly disabledAt: number
+  constructor(source: string, url: string, disabledAt: number, message: string) {
+    super('ENDPOINT_DISABLED', message)
+    this.name = 'EndpointDisabledError'
+    this.source = source
+    this.url = url
+    this.disabledAt = disabledAt
+  }
+}
+
 /** How a thrown value is quoted in a message: its `message`, else the value as a string. */
 export const messageOf = (thrown: unknown): string => (thrown as Error | undefined)?.message ?? String(thrown)
 
@@ -212,3 +234,5 @@ export const isQueueFullError = (e: unknown): e is QueueFullError => hasCode(e, 
 export const isAbortedError = (e: unknown): e is AbortedError => hasCode(e, 'ABORTED')
 /** Whether `e` is a {@link SignatureError}, matched on `code` (so across two bundled copies too). */
 export const isSignatureError = (e: unknown): e is SignatureError => hasCode(e, 'SIGNATURE')
+/** Whether `e` is an {@link EndpointDisabledError}, matched on `code` (so across two bundled copies too). */
+export const isEndpointDisabledError = (e: unknown): e is EndpointDisabledError => hasCode(e, 'ENDPOINT_DISABLED')

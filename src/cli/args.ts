@@ -61,6 +61,9 @@ Server:
   --queue URL             keep deliveries in a queue server, shared by every
                           collector on it: redis://… or postgres://… (default:
                           $ANALYTICS_QUEUE_URL, else this process's memory)
+  --disable-after TIME    disable a webhook URL after this long of nothing
+                          but failed attempts, until enabled again in the
+                          console (default: 24h; 0: never; e.g. 30m, 7d)
   --progress-interval MS  when output is not a terminal, print counts this
                           often if they changed (default: 5000)
 
@@ -103,6 +106,7 @@ const OPTIONS = {
   retention: { type: 'string' },
   queue: { type: 'string' },
   'progress-interval': { type: 'string' },
+  'disable-after': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -110,7 +114,7 @@ const OPTIONS = {
 /** The values' names in --help, for "--port needs a value (--port N)". */
 const VALUE_NAMES: Record<string, string> = {
   'write-key': 'KEY', name: 'NAME', webhook: 'URL', header: "'Name: value'", 'shared-secret': 'SECRET', 'standard-secret': 'WHSEC', config: 'FILE',
-  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', retention: 'DURATION', queue: 'URL', 'progress-interval': 'MS',
+  port: 'N', host: 'ADDR', 'admin-token': 'TOKEN', 'drain-timeout': 'MS', retention: 'DURATION', queue: 'URL', 'progress-interval': 'MS', 'disable-after': 'TIME',
 }
 
 /** The flags that take one value: given twice, the first was dropped without a word. */
@@ -240,6 +244,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
     ? (fileConfig.drainTimeout ?? 10_000)
     : integer('drain-timeout', values['drain-timeout'], 0, 3_600_000)
   const retention = values.retention === undefined ? fileConfig.retention : duration('retention', values.retention, 365 * 86_400_000)
+  const disableAfter = values['disable-after'] === undefined ? fileConfig.disableAfter : duration('disable-after', values['disable-after'], 365 * 86_400_000)
   return {
     kind: 'collect',
     args: {
@@ -247,7 +252,7 @@ export function parseCommand(argv: readonly string[], env: { ANALYTICS_QUEUE_URL
       host: values.host ?? fileHost ?? '127.0.0.1',
       drainTimeout,
       progressInterval: values['progress-interval'] === undefined ? 5_000 : integer('progress-interval', values['progress-interval'], 100, 3_600_000),
-      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }), ...(retention !== undefined && { retention }) },
+      config: { ...fileConfig, sources, drainTimeout, ...(adminToken !== undefined && { adminToken }), ...(trustProxy !== undefined && { trustProxy }), ...(allowPrivateWebhookUrls !== undefined && { allowPrivateWebhookUrls }), ...(queue !== undefined && { queue }), ...(retention !== undefined && { retention }), ...(disableAfter !== undefined && { disableAfter }) },
       configFile: values.config,
       flagNames,
     },

@@ -35,6 +35,7 @@ const FROM_FILE = {
   fetch: 'a function',
   onError: 'a function',
   settings: 'a settings store (an object of functions)',
+  disableAfter: true,
 } as const satisfies Record<keyof CollectorConfig, true | string | null>
 
 /** The keys a file can hold: `sources`, the CLI's own, then the collector's other options. */

@@ -1,5 +1,5 @@
 /**
- * A duration flag's value (`--retention 24h`): a whole number of ms, or one with a unit (`ms`,
+ * A duration flag's value (`--retention 24h`, `--disable-after 24h`): a whole number of ms, or one with a unit (`ms`,
  * `s`, `m`, `h`, `d`), in ms. Anything else is a `UsageError` naming the flag and the forms.
  */
 import { UsageError } from './usage-error.js'

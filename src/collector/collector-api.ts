@@ -84,6 +84,8 @@ export interface Collector {
 export interface CollectorHooks {
   anyWriteKey?: boolean
   onAccepted?: (batch: AcceptedBatch) => void
+  /** The endpoint health's clock (tests; default `Date.now`). */
+  now?: () => number
 }
 
 /** What `Collector.stats()` returns: `tally`'s counters and the delivery queue's `backlog`. */

@@ -90,6 +90,12 @@ export interface CollectorConfig {
    * `--config FILE` writes them back to that file when there is no queue server).
    */
   settings?: SettingsStore
+  /**
+   * ms of nothing but failed attempts after which a webhook URL is disabled (no more attempts; its
+   * messages kept as failed; one report to `onError`) until enabled again (console, or
+   * `POST /v1/admin/endpoints/enable`). Default 86,400,000 (24 hours); `0`: never.
+   */
+  disableAfter?: number
 }
 
 export interface ResolvedWebhooks {
@@ -127,6 +133,7 @@ export interface ResolvedConfig {
   onError: (error: unknown) => void
   /** `undefined`: the default (the queue server's store, or memory). */
   settings: SettingsStore | undefined
+  disableAfter: number
 }
 
 /** The defaults. The README's collector options table is checked against this object by a test. */
@@ -138,11 +145,13 @@ export const COLLECTOR_DEFAULTS = {
   allowPrivateWebhookUrls: false,
   deliveryConcurrency: 64,
   maxPendingDeliveries: 10_000,
+  disableAfter: 86_400_000,
   onError: (error: unknown) => console.error('isomorphic-analytics collector: unexpected error', error),
 } as const
 
 const CONFIG_KEYS = new Set([
   'sources', 'adminToken', 'unsafeShortAdminToken', 'trustProxy', 'allowPrivateWebhookUrls', 'fetch', 'drainTimeout', 'retention', 'deliveryConcurrency', 'maxPendingDeliveries', 'queue', 'debug', 'onError', 'settings',
+  'disableAfter',
 ])
 const SOURCE_KEYS = new Set(['writeKey', 'name', 'webhooks', 'trackingPlan'])
 const WEBHOOK_KEYS = new Set(['enabled', 'urls', 'sharedSecret', 'standardSecrets', 'timeout', 'retryWindow'])
@@ -301,5 +310,6 @@ export function resolveConfig(input: CollectorConfig): ResolvedConfig {
     debug: input.debug,
     onError: guardReport(input.onError ?? COLLECTOR_DEFAULTS.onError, 'collector'),
     settings: resolveSettingsStore(input.settings),
+    disableAfter: optionalInteger(input.disableAfter, 'disableAfter', 0, COLLECTOR_DEFAULTS.disableAfter),
   })
 }

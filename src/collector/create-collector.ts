@@ -40,9 +40,13 @@ import { settlesWithin } from './settles-within.js'
 import { collectorStats, type Collector, type CollectorHooks, type CollectorStats, type DrainReport } from './collector-api.js'
 import type { DurableMode } from './durable.js'
 import { startDurable, type Assembled } from './durable-start.js'
+import { EndpointHealth } from './health/endpoint-health.js'
+import type { UrlGate } from '../webhooks/destination.js'
 
 export type { Collector, CollectorHooks, CollectorStats, DrainReport } from './collector-api.js'
 
+/** With a queue server, how long a process gathers its URLs' outcomes before merging them there. */
+const HEALTH_FLUSH_MS = 1_000
 /** (source, messageId) pairs remembered in memory for de-duplication, at most. */
 const MAX_DEDUP_ENTRIES = 500_000
 /**
@@ -88,14 +92,19 @@ export function createCollector(config: CollectorConfig): Collector {
  * (the one `import()` of ./durable.js), and the collector made then answers through the one returned.
  */
 export function buildCollector(config: ResolvedConfig, hooks: CollectorHooks): Collector {
-  const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config))
-  if (config.queue === undefined) return assemble(config, hooks, sources).collector
-  return startDurable(config, sources, async () => assemble(config, hooks, sources, (await import('./durable.js')).DurableMode))
+  const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
+  // Each URL's health, asked and told by its destination (shared through the queue server once there).
+  const health = new EndpointHealth({ disableAfter: config.disableAfter, now: hooks.now ?? Date.now, report: config.onError, log })
+  const gates = (source: string) => health.gate(source)
+  const sources = config.sources.map((source, i) => createSourceRuntime(source, i, config, false, gates))
+  const parts = { log, health, gates }
+  if (config.queue === undefined) return assemble(config, hooks, sources, parts).collector
+  return startDurable(config, sources, async () => assemble(config, hooks, sources, parts, (await import('./durable.js')).DurableMode))
 }
 
 /** The collector of `sources`, from memory or, given `Durable`, through the queue server. */
-function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: SourceRuntime[], Durable?: typeof DurableMode): Assembled {
-  const log: Logger = createLogger('analytics:collector', config.debug ?? debugEnables(readDebugSetting(), 'analytics:collector'))
+function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: SourceRuntime[], parts: { log: Logger; health: EndpointHealth; gates: (source: string) => UrlGate }, Durable?: typeof DurableMode): Assembled {
+  const { log, health } = parts
   // What fails once `close()` resolved is logged, not reported: a Redis bus dropped at close
   // rejects its waiting commands a moment later (the settings load failed, reported to a caller
   // done with us). Durable mode logs the failures of the connections `close` dropped too.
@@ -103,6 +112,7 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   const onQueueError = (error: unknown) => (closeResolved ? log(`after close: ${String(error)}`) : config.onError(error))
   // This collector's parts in the queue server, when it has one.
   const durable = config.queue && Durable && new Durable(config.queue, onQueueError, log)
+  if (durable) health.share(durable.health(), HEALTH_FLUSH_MS, onQueueError)
   // With a queue server, counters live there too (shared by every process on it).
   const shared = durable?.shared
   const tally = new Tally(
@@ -158,11 +168,11 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
 
   // Console settings: the config's own store, else the queue server's (shared), else memory.
   const store = config.settings ?? durable?.settings() ?? memorySettings
-  const settings = createSourceSettings({ config, store, sources, queue, report: durable?.report ?? onQueueError })
+  const settings = createSourceSettings({ config, store, sources, queue, report: durable?.report ?? onQueueError, gates: parts.gates })
   void settings.ready.then(settingsLoaded)
   // One limit on wrong admin tokens for every admin endpoint, the console's included.
   const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
-  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), settings, sources, queue, recorder, memberships: admin.memberships, replay: (body) => replay(admin, kept!, checkReplay(byName, body)), ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), health, settings, sources, queue, recorder, memberships: admin.memberships, replay: (body) => replay(admin, kept!, checkReplay(byName, body)), ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {
@@ -197,7 +207,7 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   // With a queue server, that wait and the write share one deadline, 5 s from the request's arrival:
   // past it, ingest and the admin endpoints are answered 503 QUEUE_UNAVAILABLE (`isStarting`).
   let ready = false
-  const started = Promise.all([settings.ready, durable?.ready(), loadExactJson()]).then(() => void (ready = true))
+  const started = Promise.all([settings.ready, durable?.ready(), loadExactJson(), health.load()]).then(() => void (ready = true))
   const answer: CollectorCore = (head, full) => (ready ? core(head, full) : whenStarted(head, full))
   async function whenStarted(head: RequestHead, full: () => Request): Promise<Response | JsonAnswer> {
     if (!durable) return started.then(() => core(head, full))
@@ -226,6 +236,7 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
     if (queue.durable) void admin.rooms.stop()
     else await admin.rooms.stop()
     const { drained, pending, stopped, reached } = await queue.close(timeoutMs)
+    await settlesWithin(health.close(), Math.max(0, deadline - Date.now()))
     await durable?.close(deadline)
     if (queue.durable) log(`closed: ${durableClosed(drained, stopped ?? 0, timeoutMs, reached)}`)
     else log(drained ? 'closed: every delivery settled' : `closed: ${count(pending, 'delivery', 'deliveries')} still pending cancelled`)

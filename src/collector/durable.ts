@@ -19,6 +19,8 @@ import type { KeptStore } from './replay/kept.js'
 import { SharedMemberships } from './state/shared-memberships.js'
 import { PgSockets } from './state/pg-sockets.js'
 import { queueSettings } from './state/shared-settings.js'
+import { queueHealth } from './state/shared-health.js'
+import type { HealthStore } from './health/store.js'
 import { SharedState } from './state/shared-state.js'
 
 /** What `DurableMode.deliveryQueue` takes: BullMQ's queue options but those the mode gives itself. */
@@ -66,6 +68,11 @@ export class DurableMode {
   /** Audience memberships in the server, so every process diffs against the same base. */
   memberships(): MembershipStore {
     return new SharedMemberships(this.shared)
+  }
+
+  /** Endpoint health kept in the server, merged into by every process. */
+  health(): HealthStore {
+    return queueHealth(this.#bus)
   }
 
   /** Console settings kept in the server. */

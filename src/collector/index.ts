@@ -22,6 +22,7 @@ export type { SavedIf, SettingsStore, SourceView } from './console/settings.js'
 export type { AudienceSyncRequest, DeletionRequest, Dispatch } from './admin/requests.js'
 export { AudienceBusyError } from './state/memberships.js'
 export type { AcceptedBatch } from './ingest/accept.js'
+export type { EndpointView, HealthState } from './health/record.js'
 export { integrationEnabled, WEBHOOKS_INTEGRATION } from './ingest/routing.js'
 export { HttpProblem, type HttpErrorCode } from './http/errors.js'
 export { nodeFetch, startServer, type CollectorServer, type NodeServerLike, type ServerOptions } from './server/server.js'
@@ -32,7 +33,9 @@ export {
   ConfigError,
   ValidationError,
   MessageTooLargeError,
+  EndpointDisabledError,
   isAnalyticsError,
+  isEndpointDisabledError,
   isConfigError,
   isValidationError,
   type ErrorCode,

@@ -4,7 +4,7 @@
  */
 import { ConfigError, isConfigError } from '../errors.js'
 import type { WebhookDestination } from '../webhooks/index.js'
-import { collectorDestination } from '../webhooks/destination.js'
+import { collectorDestination, type UrlGate } from '../webhooks/destination.js'
 import { resolveDestinationOptions } from '../webhooks/options.js'
 import type { ResolvedConfig, ResolvedSource, SourceWebhooksConfig } from './config.js'
 import type { TrackingPlan } from './ingest/tracking-plan.js'
@@ -32,6 +32,8 @@ export function createSourceRuntime(
   config: ResolvedConfig,
   /** Settings set through the console or the admin API: their URLs reach public addresses only (but the config's own). */
   fromConsole = false,
+  /** Each source's endpoint health (./health/endpoint-health.ts): what its destination asks and tells. */
+  gates?: (source: string) => UrlGate,
 ): SourceRuntime {
   const { webhooks, trackingPlan } = source
   if (webhooks === undefined) {
@@ -39,7 +41,7 @@ export function createSourceRuntime(
     return { name: source.name, writeKey: source.writeKey, destination: undefined, trackingPlan }
   }
   const fetch = fromConsole && !config.allowPrivateWebhookUrls ? publicOnly(config.fetch, configuredUrls(config, index)) : config.fetch
-  const destination = underSource(index, () => collectorDestination({ ...webhooks, ...(fetch && { fetch }) }))
+  const destination = underSource(index, () => collectorDestination({ ...webhooks, ...(fetch && { fetch }) }, gates?.(source.name)))
   return { name: source.name, writeKey: source.writeKey, destination, trackingPlan }
 }
 

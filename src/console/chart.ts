@@ -7,6 +7,7 @@
  */
 import { api, type ActivityAnswer } from './api.js'
 import { h, replace, svg } from './dom.js'
+import { polled } from './polled.js'
 
 const SERIES = ['delivered', 'retrying', 'failed'] as const
 const WIDTH = 600
@@ -53,15 +54,5 @@ export function activityChart(): { element: HTMLElement; start(): void; stop(): 
     axis,
     totals,
   )
-  let timer: ReturnType<typeof setInterval> | undefined
-  return {
-    element,
-    start() {
-      void refresh()
-      timer = setInterval(() => void refresh(), 5000)
-    },
-    stop() {
-      clearInterval(timer)
-    },
-  }
+  return polled(element, refresh)
 }

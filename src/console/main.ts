@@ -10,6 +10,7 @@ import { api, ApiFailure, setToken, whenRefused, type SourcesAnswer } from './ap
 import { activityChart } from './chart.js'
 import { h, replace } from './dom.js'
 import { whileBusy } from './guard.js'
+import { healthView } from './health.js'
 import { liveView } from './live.js'
 import { replayView } from './replay.js'
 import { sourcePanel } from './sources.js'
@@ -57,17 +58,20 @@ function signingIn(token: HTMLInputElement, error: HTMLElement): Promise<void> {
 function show(answer: SourcesAnswer): void {
   const live = liveView()
   const chart = activityChart()
+  const health = healthView()
   // Signing out (or being signed out) forgets the token: it is only ever held in memory.
   const stop = () => {
     whenRefused(undefined)
     live.stop()
     chart.stop()
+    health.stop()
     setToken('')
   }
   const heading = h('h2', { id: 'sources-heading', tabindex: -1 }, 'Sources and the Webhooks destination')
   replace(root,
     h('nav', { 'aria-label': 'Console', class: 'bar' },
       h('button', { type: 'button', onclick: () => (stop(), signIn('Signed out.')) }, 'Sign out')),
+    health.element,
     h('section', { 'aria-labelledby': 'sources-heading' },
       heading,
       // Right after the heading focus starts on: one Tab, then Enter, passes every form.
@@ -84,6 +88,7 @@ function show(answer: SourcesAnswer): void {
   })
   live.start()
   chart.start()
+  health.start()
   heading.focus()
 }
 

@@ -56,6 +56,13 @@ export interface AttemptTarget {
    * Webhooks' timestamp and signature, which a receiver refuses once they are old.
    */
   perAttempt?: (nowMs: number) => Readonly<Record<string, string>>
+  /**
+   * Not public API (the collector's endpoint health): asked at each attempt; an error means the
+   * URL is not sent to, and that error is its (final) outcome.
+   */
+  refused?: () => AnalyticsError | undefined
+  /** Not public API (the collector's endpoint health): told each outcome of a request made to this URL. */
+  observe?: (result: UrlResult) => void
 }
 
 export interface AttemptRequest {
@@ -139,8 +146,11 @@ export function attemptOnce(request: AttemptRequest): Promise<AttemptOutcome> {
     let remaining = active.length
     let settled = false
     for (const i of active) {
-      void send(request, targets[i], headersOf(targets[i]), body).then((outcome) => {
-        const result: UrlResult = { url: targets[i].url, attempt: n, ...outcome }
+      const target = targets[i]
+      const blocked = target.refused?.()
+      void (blocked ? Promise.resolve({ error: blocked }) : send(request, target, headersOf(target), body)).then((outcome) => {
+        const result: UrlResult = { url: target.url, attempt: n, ...outcome }
+        if (!blocked) target.observe?.(result)
         if (settled) return reportLate(request, i, result)
         results[i] = result
         remaining--

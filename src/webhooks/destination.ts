@@ -50,9 +50,24 @@ const FOR_COLLECTOR = Symbol('collector destination')
  * this one logs only its attempts and deliveries under `analytics:webhooks`, so `DEBUG=analytics`
  * prints each retry and failure once. Not public API.
  */
-export function collectorDestination(options: WebhookDestinationOptions): WebhookDestination {
-  return new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
+export function collectorDestination(options: WebhookDestinationOptions, gate?: UrlGate): WebhookDestination {
+  const destination = new WebhookDestination({ ...options, [FOR_COLLECTOR]: true } as WebhookDestinationOptions)
+  if (gate) gatesOf.set(destination, destination.urls.map((url) => gate.forUrl(url)))
+  return destination
 }
+
+/**
+ * The collector's endpoint health, per URL of a destination: `refused(url)` is asked at each
+ * attempt (an error: not sent, that error its final outcome); `observe` is told each outcome of a
+ * request sent. Not public API.
+ */
+export interface UrlGate {
+  /** The checks of one URL, made once per destination. */
+  forUrl(url: string): Required<Pick<AttemptTarget, 'refused' | 'observe'>>
+}
+
+/** Each collector destination's checks, one per URL in order (`collectorDestination`). */
+const gatesOf = new WeakMap<WebhookDestination, ReadonlyArray<Required<Pick<AttemptTarget, 'refused' | 'observe'>>>>()
 
 /**
  * Sends payloads to 1 to 5 webhook URLs: each payload is serialised once, signed (`X-Signature`,
@@ -178,12 +193,14 @@ export class WebhookDestination {
   targetsFor(body: string): AttemptTarget[] {
     const { targets, sharedSecret, standardKeys } = this.#options
     const signature = sharedSecret === undefined ? undefined : signSync(body, sharedSecret)
+    const gated = gatesOf.get(this)
     if (standardKeys === undefined) {
+      if (gated) return targets.map((t, i) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, ...gated[i] }))
       return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers }))
     }
     const id = webhookIdOf(body)
     const perAttempt = (nowMs: number) => standardHeaders(standardKeys, id, nowMs, body)
-    return targets.map((t) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, perAttempt }))
+    return targets.map((t, i) => ({ url: t.url, headers: signature ? { ...t.headers, [SIGNATURE_HEADER]: signature } : t.headers, perAttempt, ...gated?.[i] }))
   }
 
   /**
@@ -275,3 +292,4 @@ export class WebhookDestination {
     await Promise.allSettled([...this.#pending])
   }
 }
+

@@ -63,7 +63,8 @@ function restated(error: AnalyticsError, message: string): AnalyticsError {
   return Object.setPrototypeOf(copy, Object.getPrototypeOf(error) as object) as AnalyticsError
 }
 
-function span(ms: number): string {
+/** A duration in words: whole hours, minutes or seconds when it is one, else ms. */
+export function span(ms: number): string {
   if (ms % 3_600_000 === 0) return count(ms / 3_600_000, 'hour')
   if (ms % 60_000 === 0) return count(ms / 60_000, 'minute')
   if (ms % 1000 === 0) return count(ms / 1000, 'second')

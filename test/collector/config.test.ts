@@ -74,7 +74,7 @@ describe('createCollector config', () => {
     ['webhooks.url', { sources: [{ ...source, webhooks: { url: [] } }] }, 'Unknown option `sources[0].webhooks.url` (did you mean `sources[0].webhooks.urls`?); known: enabled, urls, sharedSecret, standardSecrets, timeout, retryWindow.'],
     ['urls[0].header', { sources: [hooks([{ url: 'https://h.test/', header: {} }])] }, 'Unknown option `sources[0].webhooks.urls[0].header` (did you mean `sources[0].webhooks.urls[0].headers`?); known: url, headers.'],
     ['trackingPlan.violation', { sources: [{ ...source, trackingPlan: { events: {}, violation: 'allow' } }] }, 'Unknown option `sources[0].trackingPlan.violation` (did you mean `sources[0].trackingPlan.violations`?); known: events, unplanned, violations.'],
-    ['a top-level key', { sources: [source], drainTimout: 5 }, 'Unknown option `drainTimout` (did you mean `drainTimeout`?); known: sources, adminToken, unsafeShortAdminToken, trustProxy, allowPrivateWebhookUrls, fetch, drainTimeout, retention, deliveryConcurrency, maxPendingDeliveries, queue, debug, onError, settings.'],
+    ['a top-level key', { sources: [source], drainTimout: 5 }, 'Unknown option `drainTimout` (did you mean `drainTimeout`?); known: sources, adminToken, unsafeShortAdminToken, trustProxy, allowPrivateWebhookUrls, fetch, drainTimeout, retention, deliveryConcurrency, maxPendingDeliveries, queue, debug, onError, settings, disableAfter.'],
     ['a key nothing is close to', { sources: [{ ...source, colour: 'red' }] }, 'Unknown option `sources[0].colour`; known: writeKey, name, webhooks, trackingPlan.'],
   ])('guesses a mistyped key at any depth: %s', (_, config, message) => {
     expect(configError(config).message).toBe(message)

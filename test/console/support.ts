@@ -4,7 +4,9 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect } from 'vitest'
-import { createCollector, startServer, type Collector, type CollectorConfig, type CollectorServer } from '../../src/collector/index.js'
+import { startServer, type Collector, type CollectorConfig, type CollectorServer } from '../../src/collector/index.js'
+import { buildCollector, type CollectorHooks } from '../../src/collector/create-collector.js'
+import { resolveConfig } from '../../src/collector/config.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
 
 export interface ConsoleUnderTest {
@@ -20,14 +22,14 @@ export interface ConsoleUnderTest {
 /**
  * Starts the collector (`config`, whose `adminToken` the pages sign in with) and Chromium for the
  * file's tests; stops them after. `prepare` runs first (receivers whose URLs `config` names, filled
- * in then) and returns what stops what it started.
+ * in then) and returns what stops what it started. `hooks`: the collector's (an injected clock).
  */
-export function consoleUnderTest(config: CollectorConfig & { adminToken: string }, prepare?: () => Promise<() => Promise<void>>): ConsoleUnderTest {
+export function consoleUnderTest(config: CollectorConfig & { adminToken: string }, prepare?: () => Promise<() => Promise<void>>, hooks: CollectorHooks = {}): ConsoleUnderTest {
   const parts = { pageErrors: [] as string[] } as { -readonly [K in keyof ConsoleUnderTest]: ConsoleUnderTest[K] }
   let cleanUp: (() => Promise<void>) | undefined
   beforeAll(async () => {
     cleanUp = await prepare?.()
-    parts.collector = createCollector(config)
+    parts.collector = buildCollector(resolveConfig(config), hooks)
     parts.server = await startServer(parts.collector, { port: 0 })
     parts.browser = await launchChromium()
   }, 120_000)

@@ -15,6 +15,7 @@
  * - `GET  /v1/admin/audiences?source=&audience=` an audience's members as its last sync left them
  *                                              (what the console's confirmation of a sync names)
  * - `POST /v1/admin/replay`                    deliver again the payloads of a window still kept (../replay/replay.ts)
+ * - `GET  /v1/admin/endpoints`, `POST /v1/admin/endpoints/enable`: endpoint health (./health.ts)
  */
 import type { AdminGuard } from '../admin/guard.js'
 import { fromMessageError, HttpProblem, jsonResponse, methodNotAllowed, notFound, retryLater } from '../http/errors.js'
@@ -29,6 +30,7 @@ import type { SourceSettings } from './settings.js'
 import type { MessagesAnswer, MessageStreams } from './stream.js'
 import { etag } from './versions.js'
 import type { ReplayAnswer } from '../replay/replay.js'
+import { handleHealthEndpoint, type HealthContext } from './health.js'
 
 export interface ConsoleContext {
   /** The admin token's check, with its limit on wrong tokens (shared with the other admin endpoints). */
@@ -42,6 +44,8 @@ export interface ConsoleContext {
   members(source: string, audience: string): Promise<readonly string[] | undefined>
   /** Replays the kept payloads `body` names; a `ValidationError` names the field that is wrong. */
   replay(body: unknown): Promise<ReplayAnswer>
+  /** Endpoint health: `GET /v1/admin/endpoints`, `POST /v1/admin/endpoints/enable` (./health.ts). */
+  health: HealthContext
 }
 
 const SETTINGS = /^\/v1\/admin\/sources\/([^/]+)\/webhooks$/
@@ -181,6 +185,7 @@ export async function handleConsoleEndpoint(request: Request, path: string, cont
     only('GET', request, path)
     return jsonResponse(200, { minutes: context.recorder.activity() })
   }
+  if (path.startsWith('/v1/admin/endpoints')) return handleHealthEndpoint(request, path, context.health)
   const message = MESSAGE.exec(path)
   if (message) {
     const [, id, retry] = message

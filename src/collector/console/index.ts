@@ -11,6 +11,8 @@ import type { RequestHead } from '../http/direct.js'
 import { HttpProblem, methodNotAllowed, notFound } from '../http/errors.js'
 import { configuredUrls, createSourceRuntime, type SourceRuntime } from '../sources.js'
 import { refusedHost } from '../../webhooks/public-address.js'
+import type { UrlGate } from '../../webhooks/destination.js'
+import type { EndpointHealth } from '../health/endpoint-health.js'
 import type { MembershipStore } from '../state/memberships.js'
 import { handleConsoleEndpoint, type ConsoleContext } from './endpoints.js'
 import { consoleAsset } from './page.js'
@@ -31,12 +33,12 @@ export type { SharedConsole } from './shared.js'
  * Made for every collector (not only one with the console): a store shared by several processes
  * brings its settings to each of them. `report`: what fails in the store (default: `onError`).
  */
-export function createSourceSettings(options: { config: ResolvedConfig; store: SettingsStore; sources: SourceRuntime[]; queue: DeliveryQueue; report?: (error: unknown) => void }): SourceSettings {
-  const { config, store, sources, queue } = options
+export function createSourceSettings(options: { config: ResolvedConfig; store: SettingsStore; sources: SourceRuntime[]; queue: DeliveryQueue; report?: (error: unknown) => void; gates?: (source: string) => UrlGate }): SourceSettings {
+  const { config, store, sources, queue, gates } = options
   return new SourceSettings(
     {
       sources: config.sources.map((s) => ({ writeKey: s.writeKey, name: s.name, ...(s.configured && { webhooks: s.configured }) })),
-      build: (source, index) => createSourceRuntime(source, index, config, true).destination,
+      build: (source, index) => createSourceRuntime(source, index, config, true, gates).destination,
       refuseUrl: config.allowPrivateWebhookUrls
         ? () => undefined
         : (index, url) => (configuredUrls(config, index).has(url) ? undefined : refusedHost(url)),
@@ -65,15 +67,18 @@ export function createConsole(options: {
   memberships: MembershipStore
   /** `POST /v1/admin/replay` (../replay/replay.ts). */
   replay: ConsoleContext['replay']
+  /** Each URL's health. */
+  health: EndpointHealth
 }): ConsoleContext {
   const { settings, sources, queue, recorder, shared } = options
   const streams = new MessageStreams((listener) => recorder.subscribe(listener))
-  return {
+  const context: ConsoleContext = {
     guard: options.guard,
     settings,
     recorder,
     streams,
     replay: options.replay,
+    health: { health: options.health, sources, recorder, retry: (id) => context.retry(id) },
     members(source, audience) {
       if (!sources.some((s) => s.name === source)) {
         throw new HttpProblem(400, 'BAD_REQUEST', `Unknown source ${JSON.stringify(source)}; known: ${sources.map((s) => s.name).join(', ')}.`, { field: 'source' })
@@ -108,6 +113,7 @@ export function createConsole(options: {
       unfailed(source)
     },
   }
+  return context
 }
 
 /**

@@ -7,84 +7,22 @@
  * next message.
  *
  * A change sent with `If-Match` is kept only if the server still holds the settings this process
- * last had from it (`saveIf`), in one step there: a Lua script comparing the hash field (Redis),
- * an `UPDATE … WHERE webhooks = <previous>` or an `INSERT … ON CONFLICT DO NOTHING` (PostgreSQL).
- * So of two processes changing the same source from the same version, one wins, even before the
- * other has heard of it.
+ * last had from it (`saveIf`, one step there: ./json-rows.ts). So of two processes changing the
+ * same source from the same version, one wins, even before the other has heard of it.
  */
 import type { SavedIf, SettingsStore } from '../console/settings.js'
 import type { SourceWebhooksConfig } from '../config.js'
-import type { BusConnection, QueueBus } from './bus.js'
-import { createTables } from './drivers.js'
+import type { QueueBus } from './bus.js'
+import { sharedRows } from './json-rows.js'
 
 const HASH = 'isomorphic-analytics:settings'
 const TABLE = 'isomorphic_analytics_settings'
 const TOPIC = 'settings'
 
-/** The settings as the server holds them: their JSON, `undefined` for none. */
-type Held = string | undefined
-
-interface Rows {
-  write(source: string, json: string): Promise<void>
-  /** Writes `json` only if the server holds `expected` now; else resolves with what it holds. */
-  writeIf(source: string, json: string, expected: Held): Promise<{ kept: true } | { kept: false; held: Held }>
-  read(source: string): Promise<string | undefined>
-  readAll(): Promise<Record<string, string>>
-}
-
-/** KEYS[1]: the hash; ARGV: source, the JSON expected ('' for none), the new JSON. */
-const WRITE_IF = `local held = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-if held ~= ARGV[2] then return {0, held} end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return {1}`
-
-function rowsOf(connection: BusConnection): Rows {
-  if (connection.kind === 'redis') {
-    const { redis } = connection
-    return {
-      write: async (source, json) => void (await redis.hset(HASH, source, json)),
-      async writeIf(source, json, expected) {
-        const [kept, held] = (await redis.eval(WRITE_IF, 1, HASH, source, expected ?? '', json)) as [number, string?]
-        return kept === 1 ? { kept: true } : { kept: false, held: held === '' ? undefined : held }
-      },
-      read: async (source) => (await redis.hget(HASH, source)) ?? undefined,
-      readAll: () => redis.hgetall(HASH),
-    }
-  }
-  const { query } = connection
-  const read = async (source: string) => (await query<{ webhooks: string }>(`SELECT webhooks FROM ${TABLE} WHERE source = $1`, [source]))[0]?.webhooks
-  return {
-    write: async (source, json) => void (await query(
-      `INSERT INTO ${TABLE} (source, webhooks) VALUES ($1, $2) ON CONFLICT (source) DO UPDATE SET webhooks = excluded.webhooks`,
-      [source, json],
-    )),
-    read,
-    readAll: async () => Object.fromEntries((await query<{ source: string; webhooks: string }>(`SELECT source, webhooks FROM ${TABLE}`)).map((r) => [r.source, r.webhooks])),
-    async writeIf(source, json, expected) {
-      const written = expected === undefined
-        ? await query(`INSERT INTO ${TABLE} (source, webhooks) VALUES ($1, $2) ON CONFLICT (source) DO NOTHING RETURNING source`, [source, json])
-        : await query(`UPDATE ${TABLE} SET webhooks = $2 WHERE source = $1 AND webhooks = $3 RETURNING source`, [source, json, expected])
-      return written.length === 1 ? { kept: true } : { kept: false, held: await read(source) }
-    },
-  }
-}
-
-async function openRows(bus: QueueBus): Promise<Rows> {
-  const connection = await bus.connection()
-  if (connection.kind === 'postgres') {
-    await createTables((sql) => connection.query(sql), [`CREATE TABLE IF NOT EXISTS ${TABLE} (source text PRIMARY KEY, webhooks text NOT NULL)`])
-  }
-  return rowsOf(connection)
-}
-
 const parse = (json: string) => JSON.parse(json) as SourceWebhooksConfig
 
 export function queueSettings(bus: QueueBus, report: (error: unknown) => void): SettingsStore {
-  let rows: Promise<Rows> | undefined
-  const open = () => (rows ??= openRows(bus).catch((error: unknown) => {
-    rows = undefined
-    throw error
-  }))
+  const open = sharedRows(bus, { hash: HASH, table: TABLE, key: 'source', value: 'webhooks' })
   return {
     kind: 'queue',
     durable: true,
