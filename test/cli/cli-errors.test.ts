@@ -95,7 +95,7 @@ describe('CLI error messages', () => {
       .toBe('`--write-key` repeats the writeKey of `sources[0]`; each source needs its own.')
   })
 
-  const FILE_KEYS = 'a --config file holds: sources, port, host, adminToken, trustProxy, allowPrivateWebhookUrls, drainTimeout, deliveryConcurrency, maxPendingDeliveries, queue, debug, disableAfter.'
+  const FILE_KEYS = 'a --config file holds: sources, port, host, adminToken, trustProxy, allowPrivateWebhookUrls, drainTimeout, retention, deliveryConcurrency, maxPendingDeliveries, queue, debug, disableAfter.'
   it.each<[string, Record<string, unknown>, string]>([
     ['a mistyped key', { prot: 8700 }, `Unknown option \`prot\` (did you mean \`port\`?); ${FILE_KEYS}`],
     ['a snake_case key', { admin_token: 'T' }, `Unknown option \`admin_token\` (did you mean \`adminToken\`?); ${FILE_KEYS}`],
