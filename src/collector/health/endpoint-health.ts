@@ -51,6 +51,8 @@ export class EndpointHealth {
   #soon = false
   #flushing: Promise<void> = Promise.resolve()
   #unwatch: (() => void) | undefined
+  /** `close()` began: a merge that fails from then on is logged, not reported. */
+  #closing = false
 
   constructor(options: HealthOptions) {
     this.#options = options
@@ -136,7 +138,10 @@ export class EndpointHealth {
           await this.#store.announce?.(key, after)
         }
       } catch (error) {
-        report(new Error('Could not keep an endpoint\'s health in the queue server', { cause: error }))
+        // At close, the queue server's connections are being dropped (or it stopped answering, which
+        // the requests waiting on it were answered for): logged, as the collector's other parts do.
+        if (this.#closing) this.#options.log(`closing: could not keep an endpoint's health in the queue server: ${String(error)}`)
+        else report(new Error('Could not keep an endpoint\'s health in the queue server', { cause: error }))
       }
     }
   }
@@ -180,6 +185,7 @@ export class EndpointHealth {
 
   /** Merges what is left; stops hearing the other processes. */
   async close(): Promise<void> {
+    this.#closing = true
     this.#unwatch?.()
     await this.flush()
   }
