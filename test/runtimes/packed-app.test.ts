@@ -83,13 +83,15 @@ afterAll(() => scratch?.remove())
 const requireFromRoot = createRequire(join(ROOT, 'package.json'))
 
 /**
- * The worker bundle's size budget, bytes (webpack's own hint is at 250,000): 260 KiB. It was
+ * The worker bundle's size budget, bytes (webpack's own hint is at 250,000): 272 KiB. It was
  * 296 KiB while durable mode (BullMQ's queue, the shared counters, the bus, shared settings and
  * memberships) was imported statically, taking the worker to 288,429 bytes. It is now loaded with
  * one `import()` only when a `queue` is configured, a chunk of its own the worker never loads
- * (about 30 KB): the worker is 264,645 bytes.
+ * (about 30 KB): the worker was 264,645 bytes (budget 260 KiB), then replay and endpoint health
+ * (the admin endpoints, the kept payloads, the per-URL records and their console views) took it
+ * to 276,210.
  */
-const WORKER_BUDGET = 266_240
+const WORKER_BUDGET = 278_528
 
 describe('a browser app and a worker built from the packed package', () => {
   // webpack's only allowed warning is its performance hint on the worker (assets over 244 KiB):
