@@ -100,6 +100,7 @@ export function enabled(record: HealthRecord | undefined): HealthRecord {
   return { ...rest, consecutiveFailures: 0 }
 }
 
+/** A webhook URL's state: `failing` when its last attempt failed, `disabled` after `disableAfter` of nothing but failures. */
 export type HealthState = 'healthy' | 'failing' | 'disabled'
 
 /** What `GET /v1/admin/endpoints` lists of one URL. */
