@@ -6,9 +6,6 @@
  * in a worker).
  */
 import { BodyBuilder } from '../client/batcher.js'
-import { endpointGuess, formatDetail, MISSING_KEY_HINT, PEER_OPTIONS } from '../client/explain.js'
-import { passes } from '../message/validate.js'
-import type { MessageType } from '../message/types.js'
 import { ByteQueue } from '../queue/byte-queue.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
@@ -25,17 +22,13 @@ import { absolutePath, openSpill } from './spill.js'
 import { platformTransport } from './transport.js'
 import { canPersist, consoleSink, formatUUID, isBrowserLike, onPageHide } from './web.js'
 
-export { closest, refuseUnknownKeys } from '../closest.js'
-export { readCapped, transportFailure } from '../transport/failure.js'
-export { canPersist, endpointGuess, formatDetail, holdProcess, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
+export * from './explained.js'
+export { canPersist, holdProcess, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
 
 export const defaultTransport = platformTransport
 export const utf8ByteLength = bufferLength
 export const logSink = consoleSink
 export const createStop = (): Stop => new Stop()
-export const missingKeyHint = MISSING_KEY_HINT
-export const peerOptions: Readonly<Record<string, string>> | undefined = PEER_OPTIONS
-export const quickCheck = (type: string, message: Record<string, unknown>): boolean => passes(type as MessageType, message)
 export const discardBody = (response: HttpAnswer, timeoutMs: number): Promise<void> => drainBody(response, timeoutMs, setBackgroundTimeout)
 
 export const processHooks: ProcessHooks | undefined = {

@@ -4,9 +4,6 @@
  * queue, timers as they are (a worker has no process to keep alive), and every explanation.
  */
 import { BodyBuilder } from '../client/batcher.js'
-import { endpointGuess, formatDetail, MISSING_KEY_HINT, PEER_OPTIONS } from '../client/explain.js'
-import { passes } from '../message/validate.js'
-import type { MessageType } from '../message/types.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import type { Recover } from '../queue/persisted-queue.js'
 import { textQueue } from '../queue/text-queue.js'
@@ -17,23 +14,19 @@ import type { ProcessHooks } from './platform.js'
 import { readDebugSetting } from './server-runtime.js'
 import { boundedTimeout, consoleSink, encodedLength, globalFetch, isBrowserLike, nothing, webRandomUUID } from './web.js'
 
-export { closest, refuseUnknownKeys } from '../closest.js'
-export { readCapped, transportFailure } from '../transport/failure.js'
-export { endpointGuess, formatDetail, isBrowserLike, readDebugSetting }
+export * from './explained.js'
+export { isBrowserLike, readDebugSetting }
 
 export const defaultTransport = () => globalFetch
 export const randomUUID = webRandomUUID
 export const utf8ByteLength = encodedLength
 export const setBackgroundTimeout = boundedTimeout
 export const canPersist = (): boolean => false
-export const onPageHide = (_handler: () => void): (() => void) => nothing()
+export const onPageHide: (handler: () => void) => () => void = nothing
 export const holdProcess = nothing
 export const logSink = consoleSink
 export const createStop = (): Stop => new Stop()
 export const processHooks: ProcessHooks | undefined = undefined
-export const missingKeyHint = MISSING_KEY_HINT
-export const peerOptions: Readonly<Record<string, string>> | undefined = PEER_OPTIONS
-export const quickCheck = (type: string, message: Record<string, unknown>): boolean => passes(type as MessageType, message)
 export const discardBody = (response: HttpAnswer, timeoutMs: number): Promise<void> => drainBody(response, timeoutMs, boundedTimeout)
 
 /** The text queue (a worker has no page to persist into: option `persist` keeps messages in memory). */

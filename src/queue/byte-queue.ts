@@ -114,17 +114,17 @@ class ByteBatch implements QueueBatch {
   #split = false
   #released = false
 
+  /** Its body's exact UTF-8 size, counted once (each attempt reads it). */
+  readonly size: number
+
   constructor(envelope: BodyBuilder, held: readonly Held[]) {
     this.#envelope = envelope
     this.#held = held
+    this.size = envelope.size(held)
   }
 
   get length(): number {
     return this.#held.length
-  }
-
-  get size(): number {
-    return this.#envelope.size(this.#held)
   }
 
   body(): Uint8Array<ArrayBuffer> {
