@@ -18,9 +18,11 @@ import { parsedMessages, type BuiltMessage, type MessageQueue, type QueueBatch }
 import { buildMessage } from './build-message.js'
 import { Delivery, sumOutcomes, type BatchOutcome } from './delivery.js'
 import { checkEvent, OrderedGate } from './event-validation.js'
+import { Identity } from './identity.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { withBrowserContext } from './page-context.js'
 import type { ClientEvents, ClientStats, FlushResult } from './reports.js'
+import { isPlainObject } from '../message/validate.js'
 
 /** What a client does when the process is about to exit (set below, where the platform has process hooks). */
 let onIdleExit: ((client: Client) => void) | undefined
@@ -58,6 +60,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #delivery: Delivery
   readonly #events: Emitter<ClientEvents>
   readonly #queue: MessageQueue
+  /** Option `identity`: the ids kept for calls that name no user (undefined: off). */
+  readonly #identity: Identity | undefined
   /** Messages waiting for an async `schema` verdict, and those queued after them. */
   readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) =>
     this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
@@ -85,6 +89,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   constructor(writeKey: string, options?: ClientOptions<Events>) {
     this.#options = resolveOptions(writeKey, options)
     this.#log = createLogger('analytics:client', this.#options.debug)
+    // (Where there is no page, this touches no storage: constructing never throws for it.)
+    this.#identity = this.#options.identity && new Identity(this.#options.identity)
     // A listener that throws is reported on console.error (the emitter does it).
     this.#events = new Emitter<ClientEvents>(['flush', 'retry', 'error'])
     this.#delivery = new Delivery(this.#options, {
@@ -227,12 +233,13 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   /**
    * Queues a page view, with optional `name`, `category` and `properties`. Needs a `userId` or an
-   * `anonymousId`. Returns the message as it will be sent.
+   * `anonymousId` (option `identity` fills them in; in a page, `page()` alone is enough).
+   * Returns the message as it will be sent.
    *
    * @throws {@link ValidationError}, {@link MessageTooLargeError} or {@link ClientClosedError}, as
    *   {@link Client.identify} does.
    */
-  page(message: PageMessage): SentMessage<'page'> {
+  page(message: PageMessage = {}): SentMessage<'page'> {
     return this.#enqueue('page', message)
   }
 
@@ -268,6 +275,15 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
    */
   alias(message: AliasMessage): SentMessage<'alias'> {
     return this.#enqueue('alias', message)
+  }
+
+  /**
+   * Option `identity`: forgets the kept `userId` and `anonymousId` (the user signed out); the next
+   * call gets a new anonymous id. Another tab of the same site sees it too (its storage is shared).
+   * Does nothing where `identity` is off.
+   */
+  reset(): void {
+    this.#identity?.reset()
   }
 
   /**
@@ -358,9 +374,21 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
 
   #enqueue<T extends MessageType>(type: T, input: MessageInputs[T]): SentMessage<T> {
     if (this.#closing) throw new ClientClosedError(type)
+    const identity = this.#identity
+    // Option `identity`: the kept ids where the call names none (an alias names both of its own;
+    // what is not an object is left for validation to name).
+    if (identity && type !== 'alias' && isPlainObject(input)) input = identity.fill(input) as unknown as MessageInputs[T]
     const parts = this.#options.browserContext
     const defaults = parts ? withBrowserContext(this.#options, parts, type === 'page') : this.#options
-    const built = buildMessage(type, input, defaults, this.#queue.keepParts)
+    const built = buildMessage(type, input, defaults, identity?.elsewhere ? undefined : this.#queue.keepParts)
+    if (identity) {
+      // A server rendering a page's code: the browser makes this call again, and sends it.
+      if (identity.elsewhere) {
+        this.#log(`${type} not sent: option \`identity\` needs a page, and there is none here (a server rendering a page's code?)`)
+        return built.message as SentMessage<T>
+      }
+      if (type === 'identify') identity.remember(built.message.userId)
+    }
     const { schema } = this.#options
     this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
     return built.message as SentMessage<T>

@@ -14,6 +14,7 @@ import {
   refuseUnknownKeys,
 } from '#platform'
 import { BROWSER_CONTEXT_PARTS, type BrowserContextParts } from './page-context.js'
+import { identityStorage, type IdentityOptions, type IdentityStorage } from './identity.js'
 import type { FetchLike, Transport } from '../transport/types.js'
 import { debugEnables } from '../logger.js'
 
@@ -102,6 +103,16 @@ export interface ClientOptions<Events = AnyEvents> {
    * parts off (`{ screen: false }`). Default: on in browser pages and workers, off elsewhere.
    */
   browserContext?: boolean | BrowserContextParts
+  /**
+   * Who is using the page, for calls that do not say: an `anonymousId` made once and kept in
+   * `storage` (`'localStorage'`, `'cookie'`, `'memory'`, or `'none'`: no anonymous id, nothing
+   * kept, e.g. before consent); `identify()` remembers its `userId`; calls without ids get both;
+   * {@link Client.reset} forgets them. Default: on in browser pages (`'localStorage'`) and browser
+   * workers (`'memory'`); off elsewhere (`false`), where every call names its user. Given
+   * explicitly where there is no page (a server rendering a client component), the client sends
+   * nothing: the browser makes the calls again.
+   */
+  identity?: false | IdentityOptions
 }
 
 export interface ResolvedOptions {
@@ -127,6 +138,8 @@ export interface ResolvedOptions {
   readonly persist: boolean
   /** What `browserContext` adds (undefined: nothing). */
   readonly browserContext: BrowserContextParts | undefined
+  /** Where option `identity` keeps the ids (undefined: off). */
+  readonly identity: IdentityStorage | undefined
   /** Where to spill at exit (option `spill`): the directory; undefined when off (and in the browser build). */
   readonly spillDir?: string
 }
@@ -154,7 +167,7 @@ export const MAX_RETRY_AFTER_MS = 300_000
 
 const KNOWN = new Set([
   ...Object.keys(DEFAULTS),
-  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill', 'browserContext',
+  'size', 'context', 'integrations', 'fetch', 'debug', 'plainText', 'schema', 'persist', 'spill', 'browserContext', 'identity',
 ])
 
 
@@ -300,6 +313,7 @@ export function resolveOptions(writeKey: unknown, input: ClientOptions<unknown> 
     schema: schemas(input),
     persist: boolean(input, 'persist', canPersist()),
     browserContext: browserContextParts(input.browserContext),
+    identity: identityStorage(input.identity, isBrowserLike()),
     // (Server runtimes only: elsewhere there is no file system, and it is ignored.)
     ...(processHooks && { spillDir: spillDir(input.spill, processHooks.spillDir) }),
   })

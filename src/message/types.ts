@@ -38,10 +38,12 @@ export interface CommonFields {
   messageId?: string
 }
 
-/** Every call but alias needs a `userId` or an `anonymousId` (or both). */
-export type Identity =
-  | { userId: string; anonymousId?: string }
-  | { userId?: undefined; anonymousId: string }
+/**
+ * Who the call is about: every call but alias needs a `userId` or an `anonymousId` (or both). Both
+ * are optional in the type because a client with option `identity` (on by default in browser
+ * pages and workers) fills them in; elsewhere a call with neither throws a `ValidationError`.
+ */
+export type Identity = { userId?: string; anonymousId?: string }
 
 /** What {@link Client.identify} takes: who the user is (`userId` or `anonymousId`) and their `traits`. */
 export type IdentifyMessage = CommonFields & Identity & { traits?: Properties }

@@ -13,11 +13,11 @@ import { MAX_REASON_BYTES } from '../transport/failure.js'
 import type { HttpAnswer } from '../transport/types.js'
 import type { ProcessHooks } from './platform.js'
 import {
-  boundedTimeout, canPersist, consoleSink, encodedLength, globalFetch, isBrowserLike, nothing, onPageHide,
+  boundedTimeout, canPersist, consoleSink, encodedLength, globalFetch, identityStore, isBrowserLike, nothing, onPageHide,
   readLocalStorageDebug, webRandomUUID,
 } from './web.js'
 
-export { canPersist, isBrowserLike, onPageHide }
+export { canPersist, identityStore, isBrowserLike, onPageHide }
 
 export const defaultTransport = () => globalFetch
 export const randomUUID = webRandomUUID

@@ -21,6 +21,9 @@ import type { Recover } from '../queue/persisted-queue.js'
 import type { Spill } from './spill.js'
 import type { StopSignal } from '../transport/stop.js'
 import type { HttpAnswer, Transport } from '../transport/types.js'
+import type { KeyStore } from './web.js'
+
+export type { KeyStore }
 
 export type TimerHandle = ReturnType<typeof setTimeout>
 
@@ -67,6 +70,11 @@ export declare function holdProcess(): () => void
 export declare function createStop(): { readonly signal: StopSignal; abort(reason?: unknown): void }
 /** A debug line's sink: the console's error stream on servers, `console.debug` in browsers. */
 export declare function logSink(line: string): void
+/**
+ * Where option `identity` keeps its ids: the page's `localStorage` or cookies; `'memory'` in a
+ * browser worker; undefined where there is no page (a server rendering a page's code).
+ */
+export declare function identityStore(kind: 'localStorage' | 'cookie'): KeyStore | 'memory' | undefined
 /** A server runtime's process hooks and spill; `undefined` in pages and workers. */
 export declare const processHooks: ProcessHooks | undefined
 

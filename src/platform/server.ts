@@ -20,10 +20,10 @@ import {
 } from './server-runtime.js'
 import { absolutePath, openSpill } from './spill.js'
 import { platformTransport } from './transport.js'
-import { canPersist, consoleSink, formatUUID, isBrowserLike, onPageHide } from './web.js'
+import { canPersist, consoleSink, formatUUID, identityStore, isBrowserLike, onPageHide } from './web.js'
 
 export * from './explained.js'
-export { canPersist, holdProcess, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
+export { canPersist, holdProcess, identityStore, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
 
 export const defaultTransport = platformTransport
 export const utf8ByteLength = bufferLength

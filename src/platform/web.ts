@@ -7,8 +7,9 @@ import type { Transport } from '../transport/types.js'
 
 const g = globalThis as unknown as {
   process?: { versions?: { node?: string } }
-  document?: { visibilityState?: string; addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener }
+  document?: { cookie?: string; visibilityState?: string; addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener }
   window?: unknown
+  location?: { protocol?: string }
   localStorage?: Storage
   navigator?: { locks?: LockManager }
   addEventListener?: typeof addEventListener
@@ -112,3 +113,36 @@ export const globalFetch = ((input: string, init?: RequestInit) => globalThis.fe
 
 /** Does nothing: a platform's hook that has nothing to hook. */
 export const nothing = (): (() => void) => () => {}
+
+/** What option `identity` keeps its ids in: `localStorage`, or the same three methods on cookies or memory. */
+export type KeyStore = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>
+
+/**
+ * Where option `identity` keeps its ids in a page: its `localStorage`, or first-party cookies (for
+ * the whole site, a year, `SameSite=Lax`, `Secure` on https). `'memory'` in a browser worker,
+ * which has neither; undefined where there is no page at all (a server rendering a page's code).
+ * A store that refuses throws (the caller keeps the ids in memory then).
+ */
+export function identityStore(kind: 'localStorage' | 'cookie'): KeyStore | 'memory' | undefined {
+  const doc = g.document
+  if (!doc) return isBrowserLike() ? 'memory' : undefined
+  // Looked up at each use: where it is missing or refuses (a sandboxed frame), that use throws.
+  if (kind === 'localStorage') {
+    return {
+      getItem: (key) => g.localStorage!.getItem(key),
+      setItem: (key, value) => g.localStorage!.setItem(key, value),
+      removeItem: (key) => g.localStorage!.removeItem(key),
+    }
+  }
+  // A year after its last write; expired at once when removed.
+  const write = (key: string, value: string, seconds: number) =>
+    void (doc.cookie = `${key}=${encodeURIComponent(value)}; path=/; max-age=${seconds}; SameSite=Lax${g.location?.protocol === 'https:' ? '; Secure' : ''}`)
+  return {
+    getItem: (key) => {
+      const found = doc.cookie!.split('; ').find((pair) => pair.startsWith(`${key}=`))
+      return found ? decodeURIComponent(found.slice(key.length + 1)) : null
+    },
+    setItem: (key, value) => write(key, value, 31_536_000),
+    removeItem: (key) => write(key, '', 0),
+  }
+}

@@ -12,10 +12,10 @@ import { drainBody } from '../transport/read-stream.js'
 import { Stop } from '../transport/stop.js'
 import type { ProcessHooks } from './platform.js'
 import { readDebugSetting } from './server-runtime.js'
-import { boundedTimeout, consoleSink, encodedLength, globalFetch, isBrowserLike, nothing, webRandomUUID } from './web.js'
+import { boundedTimeout, consoleSink, encodedLength, globalFetch, identityStore, isBrowserLike, nothing, webRandomUUID } from './web.js'
 
 export * from './explained.js'
-export { isBrowserLike, readDebugSetting }
+export { identityStore, isBrowserLike, readDebugSetting }
 
 export const defaultTransport = () => globalFetch
 export const randomUUID = webRandomUUID

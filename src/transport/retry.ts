@@ -3,7 +3,7 @@
  * of its retry window, or is aborted. The delays are full jitter, never shorter than Retry-After,
  * slept on a background timer so a pending retry never keeps a process alive. (The loop was
  * p-retry's, with every option of it turned off but the loop itself: 1.2 KB gz of the client's
- * 11 KB budget for eight lines.)
+ * 12 KB budget for eight lines.)
  */
 import { isAnalyticsError } from '../errors.js'
 import { sleep } from './sleep.js'

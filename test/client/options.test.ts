@@ -277,7 +277,7 @@ describe('invalid option values throw ConfigError naming the option and the valu
     expect(configError(() => new Client('key', [] as never)).option).toBe('options')
   })
 
-  const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist, spill, browserContext'
+  const KNOWN = 'endpoint, flushAt, flushAfter, maxRetries, timeout, maxQueueSize, gzip, maxConcurrentRequests, minRetryDelay, maxRetryDelay, size, context, integrations, fetch, debug, plainText, schema, persist, spill, browserContext, identity'
 
   it('rejects an unknown option by name, with the known names', () => {
     const error = configError(() => new Client('key', { sampleRate: 0.5 } as never))

@@ -37,8 +37,10 @@ describe('new Client<Events>()', () => {
     client.track({ event: 'Order Completed', userId: 'u', properties: { orderId: 'o', total: 1, totl: 1 } })
     // @ts-expect-error a literal union is checked
     client.track({ event: 'Signed Up', userId: 'u', properties: { plan: 'gold' } })
-    // @ts-expect-error the identity rule still applies
+    // (Ids are optional: option identity fills them in.)
     client.track({ event: 'Logged Out' })
+    // @ts-expect-error an unplanned event name
+    client.track({ event: 'Logged In' })
   })
 
   it('lists the event names for completion', () => {

@@ -7,12 +7,11 @@ import {
 const client = new Client('key')
 
 describe('message types', () => {
-  it('track needs event and an identity', () => {
+  it('track needs event; its ids are optional (option identity fills them in, servers throw without)', () => {
     client.track({ event: 'Clicked', userId: 'u' })
     client.track({ event: 'Clicked', anonymousId: 'a', properties: { x: 1 }, timestamp: new Date(), messageId: 'm' })
     // @ts-expect-error a track without event must not compile
     client.track({ userId: 'u' })
-    // @ts-expect-error a track without userId or anonymousId must not compile
     client.track({ event: 'Clicked' })
     // @ts-expect-error event must be a string
     client.track({ event: 42, userId: 'u' })
@@ -31,13 +30,16 @@ describe('message types', () => {
     expectTypeOf<{ groupId: string; anonymousId: string }>().toExtend<GroupMessage>()
   })
 
-  it('identify, page and screen need an identity', () => {
+  it('identify, page and screen take optional ids; page() takes nothing at all', () => {
     client.identify({ userId: 'u', traits: { email: 'e' } })
-    // @ts-expect-error identify needs userId or anonymousId
     client.identify({ traits: {} })
     client.page({ anonymousId: 'a', name: 'Home', traits: { path: '/' } })
+    client.page()
     client.screen({ userId: 'u', name: 'Settings' })
-    expectTypeOf<{ name: string }>().not.toExtend<PageMessage>()
+    client.reset()
+    // @ts-expect-error an id is a string
+    client.screen({ userId: 1, name: 'Settings' })
+    expectTypeOf<{ name: string }>().toExtend<PageMessage>()
     expectTypeOf<{ userId: string }>().toExtend<IdentifyMessage>()
   })
 

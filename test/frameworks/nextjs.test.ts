@@ -69,7 +69,8 @@ async function drivePage(server: NextServer): Promise<{ actionId: string; anonym
   const output = page.locator('output')
   await until(async () => (await output.textContent()) !== '', 'the server action to answer', 30_000)
   const actionId = (await output.textContent())!
-  const anonymousId = await page.evaluate(() => localStorage.anonymousId as string)
+  // Kept by option `identity` (the README's example gives it).
+  const anonymousId = await page.evaluate(() => localStorage.getItem('isomorphic-analytics.anonymousId')!)
   // Headless tabs never hide: what hiding does is what sends the browser's queue.
   await page.evaluate(() => {
     Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true })
@@ -120,13 +121,14 @@ describe.each<Bundler>(BUNDLERS)('a Next.js 16 app built with %s', (bundler) => 
     expect(errors).toEqual([])
     await until(arrived([...signedUp, ...edge, actionId]), 'the route handler’s, edge route’s and server action’s messages', 30_000, { progress: missing([...signedUp, ...edge, actionId]) })
 
-    // The README's example in the client component: a page() named after the title, a track, and a
-    // page() given nothing, which the client fills from the document. Strict Mode does not run
-    // effects twice in a production build: once each.
+    // The README's example at module level of the client component, sent by the browser only (the
+    // server's render sent nothing): a page() given nothing, filled from the document, and a
+    // track, with the kept anonymousId; then the identify() of the button, with the userId.
     const browser = collector.messages.filter((m) => m.anonymousId === anonymousId)
-    expect(browser.map((m) => [m.type, m.event ?? m.name])).toEqual([['page', 'Next.js fixture'], ['track', 'Signed Up'], ['page', undefined]])
-    expect(browser[2].properties).toMatchObject({ path: '/', url: `${first.url}/`, title: 'Next.js fixture' })
+    expect(browser.map((m) => [m.type, m.event ?? m.name, m.userId])).toEqual([['page', undefined, undefined], ['track', 'Signed Up', undefined], ['identify', undefined, 'ada@example.com']])
+    expect(browser[0].properties).toMatchObject({ path: '/', url: `${first.url}/`, title: 'Next.js fixture' })
     expect(browser[1].context).toMatchObject({ page: { path: '/', url: `${first.url}/` } })
+    expect(collector.messages.filter((m) => m.event === 'Signed Up' && m.properties?.plan === 'pro'), 'the README example’s track, once').toHaveLength(1)
 
     // A batch in flight (a full one, sent at once and held by the collector) and messages queued
     // when `next start` is stopped. (Not with after(): Next's SIGTERM waits for its callbacks.)
@@ -158,6 +160,11 @@ describe.each<Bundler>(BUNDLERS)('a Next.js 16 app built with %s', (bundler) => 
 
 it('the client component holds the README’s browser example unchanged', () => {
   const readme = codeBlocks(['README.md']).find((b) => b.lang === 'ts' && b.code.includes("new Client('YOUR_WRITE_KEY'"))!
-  const component = readFileSync(join(FIXTURE, 'app/tracker.tsx'), 'utf8').split('\n').map((line) => line.trim())
-  for (const line of readme.code.split('\n').filter(Boolean)) expect(component, 'app/tracker.tsx').toContain(line)
+  // Each of its lines, as it is (at module level, not indented into a function), in its order.
+  const component = readFileSync(join(FIXTURE, 'app/tracker.tsx'), 'utf8').split('\n')
+  let at = -1
+  for (const line of readme.code.split('\n').filter(Boolean)) {
+    at = component.indexOf(line, at + 1)
+    expect(at, `app/tracker.tsx lacks, in order: ${line}`).toBeGreaterThan(-1)
+  }
 })

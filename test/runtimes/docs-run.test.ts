@@ -52,7 +52,8 @@ const nextAppFile = (b: Block) => {
   return path && ['ts', 'tsx'].includes(b.lang) && existsSync(join(NEXT_APP, path)) ? path : undefined
 }
 const isCode = (b: Block) => CODE.includes(b.lang) && !nextAppFile(b)
-const isBrowser = (b: Block) => b.lang === 'html' || (isCode(b) && /\bdocument\./.test(b.code))
+/** A page's code: it reads the document, or gives option `identity` (which sends nothing where there is no page). */
+const isBrowser = (b: Block) => b.lang === 'html' || (isCode(b) && /\bdocument\.|\bidentity: \{/.test(b.code))
 const isVitest = (b: Block) => /from 'vitest'/.test(b.code)
 const nodeBlocks = BLOCKS.filter((b) => isCode(b) && !isBrowser(b) && !isVitest(b))
 

@@ -1,24 +1,29 @@
 'use client'
 
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { Client } from 'isomorphic-analytics'
 import { subscribe } from './actions'
 
+// The README's browser example, unchanged, at module level. A client component is also rendered
+// on the server (prerendering), where there is no page: there this client sends nothing (option
+// `identity` needs a page), and the browser sends when it runs this module.
+const analytics = new Client('YOUR_WRITE_KEY', {
+  endpoint: 'https://collector.example.com',
+  identity: { storage: 'localStorage' },
+})
+analytics.page()
+analytics.track({ event: 'Signed Up', properties: { plan: 'pro' } })
+
 export function Tracker() {
   const [subscribed, setSubscribed] = useState('')
-  useEffect(() => {
-    // The README's browser example, unchanged, in an effect: a client component is also
-    // rendered on the server, where there is no localStorage or document.
-    const analytics = new Client('YOUR_WRITE_KEY', { endpoint: 'https://collector.example.com' })
-    const anonymousId = (localStorage.anonymousId ??= crypto.randomUUID())
-    analytics.page({ anonymousId, name: document.title })
-    analytics.track({ anonymousId, event: 'Signed Up', properties: { plan: 'pro' } })
-    // A page() given nothing more: the client fills it from the document.
-    analytics.page({ anonymousId })
-  }, [])
+  const onSubscribe = async () => {
+    // The visitor named: this and later calls carry their userId beside the kept anonymousId.
+    analytics.identify({ userId: 'ada@example.com', traits: { newsletter: true } })
+    setSubscribed(await subscribe('ada@example.com'))
+  }
   return (
     <>
-      <button onClick={async () => setSubscribed(await subscribe('ada@example.com'))}>Subscribe</button>
+      <button onClick={onSubscribe}>Subscribe</button>
       <output>{subscribed}</output>
     </>
   )
