@@ -6,10 +6,10 @@
  * test/client/identity.test.ts.)
  */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ANONYMOUS_ID_KEY, USER_ID_KEY } from '../../src/client/identity.js'
-import { launchChromium, startPageServer, type Chromium, type PageServer } from './support/browser.js'
-import { startSink, UUID_V4, type Sink } from './support/sink.js'
+import { useChromium } from './support/browser.js'
+import { UUID_V4 } from './support/sink.js'
 
 const WORKER = `import { Client } from '/bundle/index.js'
 self.onmessage = async ({ data }) => {
@@ -19,25 +19,11 @@ self.onmessage = async ({ data }) => {
   self.postMessage({ ids: sent.map((m) => m.messageId), anonymousIds: sent.map((m) => m.anonymousId) })
 }`
 
-let sink: Sink
-let pages: PageServer
-let browser: Chromium
-
-beforeAll(async () => {
-  sink = await startSink()
-  pages = await startPageServer({ '/identity-worker.js': WORKER })
-  browser = await launchChromium()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await pages?.close()
-  await sink?.close()
-})
+const w = useChromium({ '/identity-worker.js': WORKER })
 
 async function open(path = '/esm.html'): Promise<Page> {
-  const page = await browser.context.newPage()
-  await page.goto(`${pages.url}${path}`)
+  const page = await w.browser.context.newPage()
+  await page.goto(`${w.pages.url}${path}`)
   await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 })
   return page
 }
@@ -64,21 +50,22 @@ function run(page: Page, steps: Step[], options: Record<string, unknown> = {}): 
     const result = await client.close()
     if (result.delivered !== ids.length) throw new Error(`delivered ${result.delivered} of ${ids.length}`)
     return ids
-  }, { sink: sink.url, steps, options })
+  }, { sink: w.sink.url, steps, options })
 }
 
 /** The ids each message arrived with, in the order of `messageIds`. */
 function arrived(messageIds: string[]): Array<{ userId?: string; anonymousId?: string }> {
   return messageIds.map((id) => {
-    const m = sink.messages().find((m) => m.messageId === id) as { userId?: string; anonymousId?: string } | undefined
+    const m = w.sink.messages().find((m) => m.messageId === id) as { userId?: string; anonymousId?: string } | undefined
     if (!m) throw new Error(`message ${id} did not arrive`)
     return { userId: m.userId, anonymousId: m.anonymousId }
   })
 }
 
 describe('Chromium: identity', () => {
-  it('localStorage (the default): one anonymous id across reloads, identify() remembered, reset() forgets both', async () => {
-    const page = await open()
+  // The ESM page loads dist/index.js; the <script> page, the browser build.
+  it.each(['/esm.html', '/iife.html'])('%s, localStorage (the default): one anonymous id across reloads, identify() remembered, reset() forgets both', async (path) => {
+    const page = await open(path)
     const [viewed, tracked] = arrived(await run(page, ['page', 'track']))
     const anonymousId = viewed!.anonymousId!
     expect(anonymousId).toMatch(UUID_V4)
@@ -106,7 +93,7 @@ describe('Chromium: identity', () => {
     const page = await open()
     const cookie = { identity: { storage: 'cookie' } }
     const [first] = arrived(await run(page, ['identify'], cookie))
-    const cookies = async () => Object.fromEntries((await page.context().cookies(pages.url)).map((c) => [c.name, c]))
+    const cookies = async () => Object.fromEntries((await page.context().cookies(w.pages.url)).map((c) => [c.name, c]))
     const jar = await cookies()
     expect(jar[ANONYMOUS_ID_KEY]).toMatchObject({ value: first!.anonymousId, path: '/', sameSite: 'Lax' })
     expect(jar[ANONYMOUS_ID_KEY]!.expires - Date.now() / 1000).toBeGreaterThan(364 * 86_400)
@@ -130,7 +117,7 @@ describe('Chromium: identity', () => {
           worker.onerror = (e) => reject(new Error(`worker error: ${e.message}`))
           worker.postMessage({ sink })
         }),
-      sink.url,
+      w.sink.url,
     )
     const [one, two] = arrived(answer.ids)
     expect(one!.anonymousId).toMatch(UUID_V4)

@@ -5,32 +5,17 @@
  * send it. Which requests asked for keepalive is marked by MARK_KEEPALIVE (a query parameter).
  */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium, MARK_KEEPALIVE, startPageServer, type Chromium, type PageServer } from './support/browser.js'
-import { startSink, type Sink } from './support/sink.js'
+import { describe, expect, it } from 'vitest'
+import { MARK_KEEPALIVE, useChromium } from './support/browser.js'
 
-let sink: Sink
-let pages: PageServer
-let browser: Chromium
-
-beforeAll(async () => {
-  sink = await startSink()
-  pages = await startPageServer()
-  browser = await launchChromium()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await pages?.close()
-  await sink?.close()
-})
+const w = useChromium()
 
 async function openQueued(tag: string, count: number, padBytes = 0, options: Record<string, unknown> = {}): Promise<{ page: Page; ids: string[]; console: string[] }> {
-  const page = await browser.context.newPage()
+  const page = await w.browser.context.newPage()
   const console: string[] = []
   page.on('console', (m) => console.push(m.text()))
   await page.addInitScript(MARK_KEEPALIVE)
-  await page.goto(`${pages.url}/esm.html`)
+  await page.goto(`${w.pages.url}/esm.html`)
   await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 }).catch((e: Error) => {
     throw new Error(`esm.html did not load: ${e.message}\n${console.join('\n')}`)
   })
@@ -45,40 +30,40 @@ async function openQueued(tag: string, count: number, padBytes = 0, options: Rec
       for (let n = 1; n <= count; n++) ids.push(client.track({ userId: 'u', event: `${tag}-${n}`, properties: { n, pad } }).messageId)
       return ids
     },
-    { sink: sink.url, tag, count, padBytes, options },
+    { sink: w.sink.url, tag, count, padBytes, options },
   )
   // Nothing is sent before the page goes away.
   await new Promise((r) => setTimeout(r, 300))
-  expect(sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))).toEqual([])
+  expect(w.sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))).toEqual([])
   return { page, ids, console }
 }
 
 function expectKeepaliveDelivery(tag: string, ids: string[]): void {
-  const received = sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
+  const received = w.sink.messages().filter((m) => m.event?.startsWith(`${tag}-`))
   expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
-  const requests = sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
+  const requests = w.sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
   for (const request of requests) {
     expect(request.query.get('keepalive')).toBe('1')
     expect(request.headers['content-type']).toMatch(/^text\/plain\b/)
     expect(request.body?.writeKey).toBe(`unload-${tag}`)
     expect(Buffer.byteLength(request.raw)).toBeLessThanOrEqual(65_536)
   }
-  expect(sink.requests.filter((r) => r.method === 'OPTIONS')).toEqual([])
+  expect(w.sink.requests.filter((r) => r.method === 'OPTIONS')).toEqual([])
 }
 
 describe('Chromium: delivery when the page goes away', () => {
   it('navigating to another page sends the queue with keepalive', async () => {
     const { page, ids } = await openQueued('navigate', 10)
-    await page.goto(`${pages.url}/next.html`)
-    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('navigate-') ?? false)
+    await page.goto(`${w.pages.url}/next.html`)
+    await w.sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('navigate-') ?? false)
     expectKeepaliveDelivery('navigate', ids)
     await page.close()
   }, 60_000)
 
   it('with gzip on, navigating away still sends the queue (uncompressed: the page would be gone before compression ends)', async () => {
     const { page, ids } = await openQueued('gzipped', 10, 0, { gzip: true })
-    await page.goto(`${pages.url}/next.html`)
-    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('gzipped-') ?? false)
+    await page.goto(`${w.pages.url}/next.html`)
+    await w.sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('gzipped-') ?? false)
     expectKeepaliveDelivery('gzipped', ids)
     await page.close()
   }, 60_000)
@@ -86,7 +71,7 @@ describe('Chromium: delivery when the page goes away', () => {
   it('closing the tab sends the queue with keepalive', async () => {
     const { page, ids } = await openQueued('close', 10)
     await page.close({ runBeforeUnload: true })
-    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('close-') ?? false)
+    await w.sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('close-') ?? false)
     expectKeepaliveDelivery('close', ids)
   }, 60_000)
 
@@ -98,7 +83,7 @@ describe('Chromium: delivery when the page goes away', () => {
       Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
       document.dispatchEvent(new Event('visibilitychange'))
     })
-    await sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('hidden-') ?? false)
+    await w.sink.waitForMessages(10, 20_000, (m) => m.event?.startsWith('hidden-') ?? false)
     expectKeepaliveDelivery('hidden', ids)
     await page.close()
   }, 60_000)
@@ -113,14 +98,14 @@ describe('Chromium: delivery when the page goes away', () => {
       const ids: string[] = []
       for (let n = 1; n <= 32; n++) ids.push(client.track({ userId: 'u', event: `second-${n}`, properties: { n, pad: 'x'.repeat(1000) } }).messageId)
       return ids
-    }, sink.url)
+    }, w.sink.url)
     await page.evaluate(() => {
       Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
       document.dispatchEvent(new Event('visibilitychange'))
     })
-    await sink.waitForMessages(64, 20_000, (m) => /^(first|second)-/.test(m.event ?? ''))
+    await w.sink.waitForMessages(64, 20_000, (m) => /^(first|second)-/.test(m.event ?? ''))
     const all = [...ids, ...second]
-    const requests = sink.batches().filter((r) => r.body?.batch.some((m) => all.includes(m.messageId)))
+    const requests = w.sink.batches().filter((r) => r.body?.batch.some((m) => all.includes(m.messageId)))
     const keepalive = requests.filter((r) => r.query.get('keepalive') === '1')
     expect(keepalive.reduce((sum, r) => sum + Buffer.byteLength(r.raw), 0)).toBeLessThanOrEqual(65_536)
     // No request was refused by the browser for going over the budget (which a retry would follow).
@@ -134,8 +119,8 @@ describe('Chromium: delivery when the page goes away', () => {
     // 100 messages of ~1.2 KB (without the page's context, which the counts below do not allow
     // for): about 120 KB, well over one keepalive budget.
     const { page, ids, console } = await openQueued('big', 100, 1000, { browserContext: false })
-    await page.goto(`${pages.url}/next.html`)
-    const ours = () => sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
+    await page.goto(`${w.pages.url}/next.html`)
+    const ours = () => w.sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
     const withKeepalive = (requests: ReturnType<typeof ours>) => requests.filter((r) => r.query.get('keepalive') === '1')
     // Until the 50 or more sent with keepalive have arrived (not a fixed 2 s, which a loaded
     // machine need not keep), then a little longer for the rest, sent at the same time without it.
@@ -162,9 +147,9 @@ describe('Chromium: delivery when the page goes away', () => {
    * answers (`'hang'`) until told otherwise, then goes through to the sink.
    */
   async function openWaiting(tag: string, count: number, mode: 'fail' | 'hang', options: Record<string, unknown>) {
-    const page = await browser.context.newPage()
+    const page = await w.browser.context.newPage()
     await page.addInitScript(MARK_KEEPALIVE)
-    await page.goto(`${pages.url}/esm.html`)
+    await page.goto(`${w.pages.url}/esm.html`)
     await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 })
     const ids = await page.evaluate(({ sink, tag, count, mode, options }) => {
       const w = window as unknown as { IA: typeof import('../../src/index.js'); mode: string; client: unknown }
@@ -174,7 +159,7 @@ describe('Chromium: delivery when the page goes away', () => {
       const client = new w.IA.Client(`unload-${tag}`, { endpoint: sink, fetch, persist: false, ...options })
       w.client = client
       return Array.from({ length: count }, (_, n) => client.track({ userId: 'u', event: `${tag}-${n + 1}` }).messageId)
-    }, { sink: sink.url, tag, count, mode, options })
+    }, { sink: w.sink.url, tag, count, mode, options })
     return { page, ids }
   }
 
@@ -182,8 +167,8 @@ describe('Chromium: delivery when the page goes away', () => {
     const { page, ids } = await openWaiting('retrying', 5, 'fail', { flushAt: 5, minRetryDelay: 600_000, maxRetryDelay: 600_000 })
     await page.waitForFunction(() => (window as unknown as { client: { stats(): { retries: number } } }).client.stats().retries === 1)
     await page.evaluate(() => ((window as unknown as { mode: string }).mode = 'ok'))
-    await page.goto(`${pages.url}/next.html`)
-    await sink.waitForMessages(5, 20_000, (m) => m.event?.startsWith('retrying-') ?? false)
+    await page.goto(`${w.pages.url}/next.html`)
+    await w.sink.waitForMessages(5, 20_000, (m) => m.event?.startsWith('retrying-') ?? false)
     await new Promise((r) => setTimeout(r, 500))
     expectKeepaliveDelivery('retrying', ids)
     await page.close()
@@ -194,8 +179,8 @@ describe('Chromium: delivery when the page goes away', () => {
     const { page, ids } = await openWaiting('slotless', 6, 'hang', { flushAt: 1, maxConcurrentRequests: 2 })
     await page.waitForFunction(() => (window as unknown as { client: { stats(): { inFlight: number } } }).client.stats().inFlight === 6)
     await page.evaluate(() => ((window as unknown as { mode: string }).mode = 'ok'))
-    await page.goto(`${pages.url}/next.html`)
-    await sink.waitForMessages(4, 20_000, (m) => m.event?.startsWith('slotless-') ?? false)
+    await page.goto(`${w.pages.url}/next.html`)
+    await w.sink.waitForMessages(4, 20_000, (m) => m.event?.startsWith('slotless-') ?? false)
     await new Promise((r) => setTimeout(r, 500))
     // The two on the wire (here: never sent) are not sent again; the four that waited are.
     expectKeepaliveDelivery('slotless', ids.slice(2))

@@ -5,33 +5,19 @@
  * logging; messageIds stay v4 UUIDs without `crypto.randomUUID`; a module Web Worker delivers too.
  */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium, MARK_KEEPALIVE, startPageServer, type Chromium, type PageServer } from './support/browser.js'
-import { startSink, UUID_V4, type Sink } from './support/sink.js'
+import { describe, expect, it } from 'vitest'
+import { MARK_KEEPALIVE, useChromium } from './support/browser.js'
+import { UUID_V4 } from './support/sink.js'
 
-let sink: Sink
-let pages: PageServer
-let browser: Chromium
-
-beforeAll(async () => {
-  sink = await startSink()
-  pages = await startPageServer()
-  browser = await launchChromium()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await pages?.close()
-  await sink?.close()
-})
+const w = useChromium()
 
 async function open(path: string, initScripts: string[] = []): Promise<{ page: Page; console: string[] }> {
-  const page = await browser.context.newPage()
+  const page = await w.browser.context.newPage()
   const console: string[] = []
   page.on('console', (m) => console.push(m.type() === 'debug' ? m.text() : `[${m.type()}] ${m.text()}`))
   page.on('pageerror', (e) => console.push(`pageerror: ${e.message}`))
   for (const script of [MARK_KEEPALIVE, ...initScripts]) await page.addInitScript(script)
-  await page.goto(`${pages.url}${path}`)
+  await page.goto(`${w.pages.url}${path}`)
   await page.waitForFunction(() => document.title === 'ready', undefined, { timeout: 20_000 }).catch((e: Error) => {
     throw new Error(`${path} did not load: ${e.message}\n${console.join('\n')}`)
   })
@@ -56,12 +42,12 @@ function trackAndFlush(page: Page, tag: string, count = 3, options: Record<strin
       await client.close()
       return { ids, result }
     },
-    { sink: sink.url, tag, count, options },
+    { sink: w.sink.url, tag, count, options },
   )
 }
 
 function requestsFor(ids: string[]) {
-  return sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
+  return w.sink.batches().filter((r) => r.body?.batch.some((m) => ids.includes(m.messageId)))
 }
 
 /** Delivered by a cross-origin CORS "simple request": text/plain, key in the body, no preflight. */
@@ -72,9 +58,9 @@ function expectCorsFree(ids: string[], writeKey = 'browser-key'): void {
     expect(request.headers['content-type']).toMatch(/^text\/plain\b/)
     expect(request.headers.authorization).toBeUndefined()
     expect(request.body?.writeKey).toBe(writeKey)
-    expect(request.headers.origin).toBe(pages.url)
+    expect(request.headers.origin).toBe(w.pages.url)
   }
-  expect(sink.requests.filter((r) => r.method === 'OPTIONS' && r.path === '/v1/batch')).toEqual([])
+  expect(w.sink.requests.filter((r) => r.method === 'OPTIONS' && r.path === '/v1/batch')).toEqual([])
 }
 
 describe('Chromium page', () => {
@@ -82,7 +68,7 @@ describe('Chromium page', () => {
     const { page, console } = await open('/esm.html')
     const { ids, result } = await trackAndFlush(page, 'esm')
     expect(result, console.join('\n')).toEqual({ delivered: 3, failed: 0 })
-    const received = sink.messages().filter((m) => m.event?.startsWith('esm-'))
+    const received = w.sink.messages().filter((m) => m.event?.startsWith('esm-'))
     expect(received.map((m) => m.messageId).sort()).toEqual([...ids].sort())
     expectCorsFree(ids)
     expect(requestsFor(ids).map((r) => r.query.get('keepalive'))).toEqual(['0'])
@@ -94,7 +80,7 @@ describe('Chromium page', () => {
     expect(await page.evaluate(() => typeof (globalThis as { IsomorphicAnalytics?: { Client?: unknown } }).IsomorphicAnalytics?.Client)).toBe('function')
     const { ids, result } = await trackAndFlush(page, 'iife')
     expect(result).toEqual({ delivered: 3, failed: 0 })
-    expect(sink.messages().filter((m) => m.event?.startsWith('iife-')).map((m) => m.messageId).sort()).toEqual([...ids].sort())
+    expect(w.sink.messages().filter((m) => m.event?.startsWith('iife-')).map((m) => m.messageId).sort()).toEqual([...ids].sort())
     expectCorsFree(ids)
     await page.close()
   }, 60_000)
@@ -102,12 +88,12 @@ describe('Chromium page', () => {
   it('plainText: false sends JSON with Basic auth, which costs a preflight (the contrast)', async () => {
     const { page } = await open('/esm.html')
     // Its own endpoint path, so its preflight is told apart from the CORS-free tests' requests.
-    const { ids, result } = await trackAndFlush(page, 'json', 1, { plainText: false, endpoint: `${sink.url}/json` })
+    const { ids, result } = await trackAndFlush(page, 'json', 1, { plainText: false, endpoint: `${w.sink.url}/json` })
     expect(result).toEqual({ delivered: 1, failed: 0 })
     const [request] = requestsFor(ids)
     expect(request.headers['content-type']).toBe('application/json')
     expect(request.headers.authorization).toBe(`Basic ${btoa('browser-key:')}`)
-    expect(sink.requests.filter((r) => r.method === 'OPTIONS').map((r) => r.path)).toEqual(['/json/v1/batch'])
+    expect(w.sink.requests.filter((r) => r.method === 'OPTIONS').map((r) => r.path)).toEqual(['/json/v1/batch'])
     await page.close()
   }, 60_000)
 
@@ -133,7 +119,7 @@ describe('Chromium page', () => {
     expect(result).toEqual({ delivered: 50, failed: 0 })
     for (const id of ids) expect(id).toMatch(UUID_V4)
     expect(new Set(ids).size).toBe(50)
-    expect(sink.messages().filter((m) => m.event?.startsWith('uuid-')).map((m) => m.messageId).sort()).toEqual([...ids].sort())
+    expect(w.sink.messages().filter((m) => m.event?.startsWith('uuid-')).map((m) => m.messageId).sort()).toEqual([...ids].sort())
     await page.close()
   }, 60_000)
 })
@@ -147,9 +133,9 @@ describe('Chromium page: browserContext (on by default)', () => {
       const ids = [client.track({ userId: 'browser-user', event: 'context-track' }).messageId, client.page({ userId: 'browser-user', name: 'context-page', properties: { title: 'Mine' } }).messageId]
       await client.close()
       return ids
-    }, sink.url)
-    const [track, viewed] = ids.map((id) => sink.messages().find((m) => m.messageId === id)!)
-    const url = `${pages.url}/esm.html?plan=pro`
+    }, w.sink.url)
+    const [track, viewed] = ids.map((id) => w.sink.messages().find((m) => m.messageId === id)!)
+    const url = `${w.pages.url}/esm.html?plan=pro`
     const pageContext = { path: '/esm.html', referrer: '', search: '?plan=pro', title: 'ready', url }
     expect(track!.context).toEqual({
       page: pageContext,
@@ -176,11 +162,11 @@ describe('Chromium Web Worker', () => {
           worker.onerror = (e) => reject(new Error(`worker error: ${e.message}`))
           worker.postMessage({ sink })
         }),
-      sink.url,
+      w.sink.url,
     )
     expect(answer.isWorker).toBe(true)
     expect(answer.result, console.join('\n')).toEqual({ delivered: 3, failed: 0 })
-    const received = sink.messages().filter((m) => m.event?.startsWith('worker-'))
+    const received = w.sink.messages().filter((m) => m.event?.startsWith('worker-'))
     expect(received.map((m) => m.messageId).sort()).toEqual([...answer.ids].sort())
     expectCorsFree(answer.ids, 'worker-key')
     // browserContext in a worker: the browser's parts, no page (its location is the script's) and no screen.

@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os'
 import { extname, join, normalize } from 'node:path'
 import { build } from 'esbuild'
 import { chromium, type BrowserContext } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 import { DIST, requireBinary, requireBuild, ROOT } from './runtimes.js'
+import { startSink, type Sink } from './sink.js'
 
 const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -121,4 +123,30 @@ export async function launchChromium(): Promise<Chromium> {
       rmSync(profile, { recursive: true, force: true })
     },
   }
+}
+
+/** What a Chromium test file shares: a sink, the page server, and Chromium. */
+export interface ChromiumWorld {
+  readonly sink: Sink
+  readonly pages: PageServer
+  readonly browser: Chromium
+}
+
+/**
+ * Registers this file's beforeAll/afterAll: a sink, a page server (serving `extra` too) and
+ * Chromium, started once for the file and stopped after it. The world is ready inside tests.
+ */
+export function useChromium(extra: Record<string, string> = {}): ChromiumWorld {
+  const world = {} as { sink: Sink; pages: PageServer; browser: Chromium }
+  beforeAll(async () => {
+    world.sink = await startSink()
+    world.pages = await startPageServer(extra)
+    world.browser = await launchChromium()
+  }, 120_000)
+  afterAll(async () => {
+    await world.browser?.close()
+    await world.pages?.close()
+    await world.sink?.close()
+  })
+  return world
 }
