@@ -22,7 +22,7 @@ const SHOWN = 500
  * browser's style, layout and paint of the items a keystroke shows again grow with their number;
  * this many keep a keystroke within the console's 50 ms (docs/performance.md has the figures).
  */
-const PAGE = 100
+const PAGE = 50
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString()
 

@@ -64,7 +64,7 @@ describe('console accessibility', () => {
   })
 
   it('has no serious or critical axe-core violation on the signed-in page', async () => {
-    // More messages than the live view shows at first: its "Show 20 more messages" is checked too.
+    // More messages than the live view shows at first: its "Show 50 more messages" is checked too.
     const sent = await fetch(`${ui.server.url}/v1/batch`, {
       method: 'POST',
       headers: { authorization: `Basic ${btoa('web-key:')}`, 'content-type': 'application/json' },
@@ -72,7 +72,7 @@ describe('console accessibility', () => {
     })
     expect(sent.status).toBe(200)
     const page = await ui.signedIn()
-    await page.getByRole('button', { name: 'Show 20 more messages' }).waitFor()
+    await page.getByRole('button', { name: 'Show 50 more messages' }).waitFor()
     // The page's Content-Security-Policy (`script-src 'self'`) refuses an inline <script> (so
     // page.addScriptTag), as it should: axe-core is evaluated through the DevTools protocol instead.
     await page.evaluate(AXE)

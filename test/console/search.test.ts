@@ -1,8 +1,8 @@
 /**
- * Searching the live view in real Chromium: with 500 messages listed, the newest 100 are shown
- * and "Show 100 more messages" shows the next ones (focus on the first of them); a keystroke in the
+ * Searching the live view in real Chromium: with 500 messages listed, the newest 50 are shown
+ * and "Show 50 more messages" shows the next ones (focus on the first of them); a keystroke in the
  * search only hides and shows items (none is added, removed or rebuilt; the time it takes until
- * the next frame is printed) and shows the first 100 matches again. Once typing pauses the
+ * the next frame is printed) and shows the first 50 matches again. Once typing pauses the
  * collector is asked (`GET /v1/admin/messages` with the same filters, exact match) for what it
  * holds. Search by user id, anonymous id and outcome, combined; the anonymous id is shown.
  */
@@ -27,7 +27,7 @@ async function send(batch: object[]): Promise<void> {
 }
 
 describe('searching the live view', () => {
-  it('shows 100 of 500 listed messages at a time, filters them by hiding items, asks the collector with the same filters, by user, anonymous id and outcome', async () => {
+  it('shows 50 of 500 listed messages at a time, filters them by hiding items, asks the collector with the same filters, by user, anonymous id and outcome', async () => {
     await send(Array.from({ length: 500 }, (_, i) => ({
       type: 'track', event: i === 57 ? 'Bad' : `Event ${i}`, userId: `user-${i % 50}`, anonymousId: `anon-${i}`, messageId: `search-${i}`,
     })))
@@ -40,15 +40,15 @@ describe('searching the live view', () => {
     })
     const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
     const more = page.locator('.more')
-    await eventually(() => items.count()).toBe(100)
-    expect(await more.textContent()).toBe('Showing the newest 100 of 500. Show 100 more messages')
+    await eventually(() => items.count()).toBe(50)
+    expect(await more.textContent()).toBe('Showing the newest 50 of 500. Show 50 more messages')
     expect(await page.getByRole('listitem', { name: 'track Event 499' }).textContent()).toContain('user-49 · anonymous anon-499')
-    // Each "Show more" shows the next 100, and focus moves to the first of them.
-    await page.getByRole('button', { name: 'Show 100 more messages' }).click()
-    await eventually(() => items.count()).toBe(200)
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Details of track Event 399')
-    for (let shown = 300; shown <= 500; shown += 100) {
-      await page.getByRole('button', { name: 'Show 100 more messages' }).click()
+    // Each "Show more" shows the next 50, and focus moves to the first of them.
+    await page.getByRole('button', { name: 'Show 50 more messages' }).click()
+    await eventually(() => items.count()).toBe(100)
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Details of track Event 449')
+    for (let shown = 150; shown <= 500; shown += 50) {
+      await page.getByRole('button', { name: 'Show 50 more messages' }).click()
       await eventually(() => items.count()).toBe(shown)
     }
     expect(await more.isVisible()).toBe(false)
@@ -58,7 +58,7 @@ describe('searching the live view', () => {
 
     // Keystrokes timed in the page, from the input handler until the next frame (after its style,
     // layout and paint; the style and layout alone are timed too). The first, with all 500 shown,
-    // is watched for what it changes; then clearing (the first 100 shown again) and typing again,
+    // is watched for what it changes; then clearing (the first 50 shown again) and typing again,
     // six times each.
     const timed = await page.evaluate(async () => {
       const label = [...document.querySelectorAll('label')].find((l) => l.textContent === 'User ID')!
@@ -99,9 +99,9 @@ describe('searching the live view', () => {
       }
     })
     const ms = (n: number) => `${n.toFixed(1)} ms`
-    console.log(`a keystroke with 500 messages listed, until the next frame (Chromium, medians of 6): 100 shown → 10 ${ms(timed.narrowing)}, 10 → 100 shown ${ms(timed.widening)}; their style and layout alone ${ms(timed.narrowingLayout)} and ${ms(timed.wideningLayout)}, the handler ${ms(timed.handler)}; the first, all 500 shown → 10, ${ms(timed.first)}`)
-    // No item added, removed or rebuilt: 490 items hidden, nothing else; then 10 and 100 shown in turn.
-    expect(timed).toMatchObject({ kinds: ['attribute hidden'], changes: 490, before: 500, after: 500, shown: [10, 100] })
+    console.log(`a keystroke with 500 messages listed, until the next frame (Chromium, medians of 6): 50 shown → 10 ${ms(timed.narrowing)}, 10 → 50 shown ${ms(timed.widening)}; their style and layout alone ${ms(timed.narrowingLayout)} and ${ms(timed.wideningLayout)}, the handler ${ms(timed.handler)}; the first, all 500 shown → 10, ${ms(timed.first)}`)
+    // No item added, removed or rebuilt: 490 items hidden, nothing else; then 10 and 50 shown in turn.
+    expect(timed).toMatchObject({ kinds: ['attribute hidden'], changes: 490, before: 500, after: 500, shown: [10, 50] })
     await eventually(() => items.count()).toBe(10)
     expect(await more.isVisible()).toBe(false)
 
