@@ -4,7 +4,8 @@
  * deliveries (each attempt's outcome per URL, the next retry, the outcome); a failed delivery can
  * be retried. The payloads of deletion requests (type `delete`) and audience syncs (identifies
  * named after the audience) are listed the same way, marked as such. It follows the collector's
- * event stream of records changed since the last one it has.
+ * event stream of records changed since the last one it has. The newest `PAGE` matching records
+ * are shown, and "Show more" shows the next ones, up to all that are listed.
  */
 import { api, ApiFailure, apiStream, type MessageRecord, type MessagesAnswer } from './api.js'
 import { attemptsView } from './attempts.js'
@@ -16,6 +17,12 @@ export { AUDIENCE } from './search.js'
 const ORIGINS = { deletion: 'deletion request', audience: 'audience sync' }
 /** Records listed at most (the newest that match), and kept: the collector's own record holds 500. */
 const SHOWN = 500
+/**
+ * Records shown at first, after each change of the search, and added by each "Show more". The
+ * browser's style, layout and paint of the items a keystroke shows again grow with their number;
+ * this many keep a keystroke within the console's 50 ms (docs/performance.md has the figures).
+ */
+const PAGE = 50
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString()
 
@@ -30,7 +37,12 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
   let boot = ''
   /** Records a search found that the page would otherwise drop (they are older than its newest). */
   let found = new Set<string>()
-  const search = searchForm(() => render(), (messages) => {
+  /** How many matching records are shown: `PAGE` again whenever the search changes. */
+  let limit = PAGE
+  const search = searchForm(() => {
+    limit = PAGE
+    render()
+  }, (messages) => {
     found = new Set(messages.map((r) => r.id))
     for (const record of messages) {
       const known = records.get(record.id)
@@ -119,13 +131,28 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
 
   /** Shown when no record is: its own element, so that the list holds items only. */
   const empty = h('p', { class: 'muted' }, 'No messages yet.')
+  /** The items shown, in order (the first of those "Show more" adds gets focus). */
+  let shown: HTMLElement[] = []
+  const moreText = h('span', {})
+  const moreButton = h('button', { type: 'button', onclick: () => showMore() })
+  /** Says how many matching records are not shown yet, with the button that shows the next ones. */
+  const more = h('p', { class: 'more', hidden: true }, moreText, ' ', moreButton)
+
+  /** Shows the next `PAGE` matching records; focus moves to the first of them. */
+  function showMore(): void {
+    const first = shown.length
+    limit = first + PAGE
+    render()
+    shown[first]?.querySelector<HTMLElement>('[data-action="details"]')?.focus()
+  }
 
   /**
-   * Lists the newest `SHOWN` records that match the search. Items are kept, keyed by record, and
-   * one that does not match is hidden, not removed: a keystroke in the search only hides and shows
-   * items (none is rebuilt), and a keyboard user's focus (and a text selection in raw JSON)
-   * survives updates to other records. An item is built when its record is first shown, and
-   * rebuilt when its record changed; focus then moves to the same button of its new item.
+   * Lists the newest `SHOWN` records that match the search, and shows the first `limit` of them.
+   * Items are kept, keyed by record, and one that is not shown is hidden, not removed: a keystroke
+   * in the search only hides and shows items (an item is built the first time its record is
+   * shown), and a keyboard user's focus (and a text selection in raw JSON) survives updates to
+   * other records. An item is rebuilt when its record changed; focus then moves to the same
+   * button of its new item.
    */
   function render(): void {
     const ordered = [...records.values()].sort((a, b) => Number(b.id) - Number(a.id))
@@ -133,10 +160,12 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     let refocus: { element: HTMLElement; action: string } | undefined
     const next = new Map<string, { version: number; expanded: boolean; element: HTMLElement }>()
     const elements: HTMLElement[] = []
+    shown = []
     let count = 0
     for (const record of ordered) {
-      const visible = count < SHOWN && search.matches(record)
-      if (visible) count++
+      const listed = count < SHOWN && search.matches(record)
+      if (listed) count++
+      const visible = listed && count <= limit
       const expanded = open.has(record.id)
       let known = items.get(record.id)
       if (visible && !(known && known.version === record.version && known.expanded === expanded)) {
@@ -147,12 +176,17 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
       // Never shown yet: built when it is.
       if (known === undefined) continue
       if (known.element.hidden === visible) known.element.hidden = !visible
+      if (visible) shown.push(known.element)
       next.set(record.id, known)
       elements.push(known.element)
     }
     items = next
     empty.textContent = records.size === 0 ? 'No messages yet.' : 'No message matches the search.'
     empty.hidden = count > 0
+    more.hidden = count <= limit
+    moreText.textContent = more.hidden ? '' : `Showing the newest ${limit} of ${count}.`
+    const further = Math.min(PAGE, count - limit)
+    moreButton.textContent = more.hidden ? '' : `Show ${further} more message${further === 1 ? '' : 's'}`
     const kept = new Set<Element>(elements)
     for (const child of [...list.children]) if (!kept.has(child)) child.remove()
     // Insert each item before the first one that follows it; items already in place do not move.
@@ -216,6 +250,7 @@ export function liveView(): { element: HTMLElement; start(): void; stop(): void;
     retryProblem,
     unlisted,
     list,
+    more,
     empty,
   )
   return {

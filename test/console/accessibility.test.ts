@@ -2,7 +2,7 @@
  * The console for keyboard and screen-reader users, and on a phone, in real Chromium against a
  * real collector on a loopback port: focus after sign-in and after "Remove URL", the skip link to
  * the messages, sign-out (back to the sign-in form, the event stream aborted), axe-core's check of the signed-in page (no serious or critical
- * violation), and the audience and deletion forms stacked at 390 px wide.
+ * violation; 120 messages listed, so "Show more" among them), and the audience and deletion forms stacked at 390 px wide.
  */
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -64,7 +64,15 @@ describe('console accessibility', () => {
   })
 
   it('has no serious or critical axe-core violation on the signed-in page', async () => {
+    // More messages than the live view shows at first: its "Show 50 more messages" is checked too.
+    const sent = await fetch(`${ui.server.url}/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${btoa('web-key:')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ batch: Array.from({ length: 120 }, (_, i) => ({ type: 'track', event: `Event ${i}`, userId: 'ada' })) }),
+    })
+    expect(sent.status).toBe(200)
     const page = await ui.signedIn()
+    await page.getByRole('button', { name: 'Show 50 more messages' }).waitFor()
     // The page's Content-Security-Policy (`script-src 'self'`) refuses an inline <script> (so
     // page.addScriptTag), as it should: axe-core is evaluated through the DevTools protocol instead.
     await page.evaluate(AXE)

@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCollector, startServer, type Collector, type CollectorServer } from '../../src/collector/index.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
-import { eventually } from './support.js'
+import { eventually, showAll } from './support.js'
 
 const TOKEN = 'live-admin-token-0123456789'
 
@@ -75,7 +75,12 @@ describe('the live view', () => {
     await send('app-key', [...identify, ...tracks('Burst', 150)])
     await eventually(() => items().first().getAttribute('aria-label')).toBe('track Burst 149')
     await page.getByLabel('Type').selectOption('identify')
+    // The newest 50 are shown, and the rest two clicks away.
+    await eventually(() => items().count()).toBe(50)
+    expect(await page.locator('.more').textContent()).toBe('Showing the newest 50 of 150. Show 50 more messages')
+    await showAll(page)
     await eventually(() => items().count()).toBe(150)
+    expect(await items().last().getAttribute('aria-label')).toBe('identify')
     await page.getByLabel('Type').selectOption('')
   })
 
@@ -169,9 +174,9 @@ describe('the live view', () => {
     // the old process's version: the new process's versions pass the page's old cursor.
     const count = version + 20
     await send('app-key', tracks('After restart', count))
-    // The newest 500 (what the page lists at most, as the collector's record holds).
+    // The newest 500 (what the page lists at most, as the collector's record holds), all shown.
     const expected = Array.from({ length: Math.min(count, 500) }, (_, i) => `track After restart ${count - 1 - i}`)
-    await eventually(labels).toEqual(expected)
+    await eventually(async () => (await showAll(page), labels())).toEqual(expected)
   })
 
   it('after a restart with another admin token, signs out with a message and stops calling the collector', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startRedis } from '../helpers/queue-servers.js'
 import { onQueueServer, send, startReceiver, type CollectorProcess } from '../collector/durable/support.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
-import { eventually, expectAcceptedByUrl2 } from './support.js'
+import { eventually, expectAcceptedByUrl2, showAll } from './support.js'
 
 const server = onQueueServer(() => startRedis())
 let browser: Chromium
@@ -94,7 +94,7 @@ describe('the console with two collectors on Redis', () => {
       // Every message is listed or counted: the bound (100 a second, per process) thinned out successes only.
       const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
       const unlisted = async () => Number((await page.locator('.unlisted').textContent())?.match(/^(\d+) successful deliveries not listed: past 100 messages a second/)?.[1] ?? 0)
-      await eventually(async () => (await items.count()) + (await unlisted())).toBe(150)
+      await eventually(async () => (await showAll(page), await items.count()) + (await unlisted())).toBe(150)
       expect(await unlisted()).toBeGreaterThan(0)
       await item.getByRole('button', { name: 'Retry delivery of track Visit 140' }).click()
       await eventually(() => item.locator('.outcome').textContent()).toBe('delivered')

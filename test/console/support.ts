@@ -51,6 +51,12 @@ export function consoleUnderTest(config: CollectorConfig & { adminToken: string 
   return parts
 }
 
+/** Clicks "Show N more messages" under the live view's list until every listed message is shown. */
+export async function showAll(page: Page): Promise<void> {
+  const more = page.getByRole('button', { name: /^Show \d+ more messages?$/ })
+  while (await more.isVisible()) await more.click()
+}
+
 /** Polls `read` until its expectation holds (10 s at most). */
 export const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 100 })
 
