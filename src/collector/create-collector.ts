@@ -127,8 +127,9 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   // With a queue server, its bus tells every process of settings changes and console records.
   const recorder = config.adminToken === undefined ? undefined : new ConsoleRecorder()
   const sharedConsole = recorder && durable?.shareConsole(recorder)
-  // Settled payloads kept for replay (only with an admin token: replay is an admin endpoint).
-  const kept = recorder && (durable ? durable.kept(config.retention) : new MemoryKept(config.retention))
+  // Settled payloads kept for replay (only with an admin token: replay is an admin endpoint; none
+  // with a retention of 0: no work, no queue server command, per delivery).
+  const kept = recorder && config.retention > 0 ? (durable ? durable.kept(config.retention) : new MemoryKept(config.retention)) : undefined
   const queueOptions = {
     ...(kept && !durable && { kept }),
     destinations,
@@ -172,7 +173,7 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   void settings.ready.then(settingsLoaded)
   // One limit on wrong admin tokens for every admin endpoint, the console's included.
   const guard = config.adminToken === undefined ? undefined : new AdminGuard({ token: config.adminToken, trustProxy: config.trustProxy, log })
-  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), health, settings, sources, queue, recorder, memberships: admin.memberships, replay: (body) => replay(admin, kept!, checkReplay(byName, body)), ...(sharedConsole && { shared: sharedConsole }) })
+  const consoleContext = recorder && createConsole({ guard: guard!, retries: retriesByHand(tally, shared), health, settings, sources, queue, recorder, memberships: admin.memberships, replay: (body) => replay(admin, kept, checkReplay(byName, body)), ...(sharedConsole && { shared: sharedConsole }) })
   async function report(request: Request): Promise<StatsReport> {
     const names = sources.map((s) => s.name)
     if (queue.sharedCounts) {

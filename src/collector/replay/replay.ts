@@ -15,6 +15,7 @@ import type { WebhookPayload } from '../../webhooks/index.js'
 import { send, type Replayed, type SendState } from '../admin/dispatch.js'
 import type { SourceRuntime } from '../sources.js'
 import { settlesWithin } from '../settles-within.js'
+import { HttpProblem } from '../http/errors.js'
 import type { KeptStore } from './kept.js'
 
 export interface ReplayRequest {
@@ -92,10 +93,12 @@ export function checkReplay(byName: ReadonlyMap<string, SourceRuntime>, input: u
 
 /**
  * Queues the kept payloads of the checked request again (see `send`, ../admin/dispatch.ts):
- * resolves once they are queued, with the answer's counts.
+ * resolves once they are queued, with the answer's counts. With nothing kept (`kept` undefined:
+ * a retention of 0), a 409.
  */
-export async function replay(state: SendState, kept: KeptStore, request: CheckedReplay): Promise<ReplayAnswer> {
+export async function replay(state: SendState, kept: KeptStore | undefined, request: CheckedReplay): Promise<ReplayAnswer> {
   const { source, from, to, failedOnly, url } = request
+  if (kept === undefined) throw new HttpProblem(409, 'CONFLICT', 'Nothing is kept for replay: the collector\'s `retention` is 0 (`--retention`); set it above 0 to keep forwarded payloads.')
   const window = await kept.window(source.name, from, to, failedOnly)
   if (window.kept.length > MAX_REPLAY) {
     throw new ValidationError('to', `The window holds ${window.kept.length} payloads to replay; at most ${MAX_REPLAY} go in one replay: narrow it.`)

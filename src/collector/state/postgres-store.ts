@@ -27,7 +27,11 @@ export const TABLES = [
 ]
 
 export class PostgresStore implements Store {
-  constructor(private readonly pool: import('pg').Pool) {}
+  constructor(
+    private readonly pool: import('pg').Pool,
+    /** The clock of the payloads kept for replay (their expiry, and when they are swept). */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async write(deltas: ReadonlyMap<string, number>): Promise<void> {
     const keys = [...deltas.keys()]
@@ -120,7 +124,7 @@ export class PostgresStore implements Store {
    * About once a minute, bodies past their retention are dropped, and rows past `KEPT_COUNTED_MS` more.
    */
   async keep(items: readonly KeptPayload[], retentionMs: number): Promise<void> {
-    const now = Date.now()
+    const now = this.now()
     await this.pool.query(
       `INSERT INTO ${KEPT_TABLE} (source, id, at, failed, body, expires_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $6::bigint[])
@@ -137,7 +141,7 @@ export class PostgresStore implements Store {
     const { rows } = await this.pool.query<{ at: string; failed: boolean; body: string | null }>(
       `SELECT at, failed, CASE WHEN expires_at >= $4 THEN body END AS body FROM ${KEPT_TABLE}
        WHERE source = $1 AND at >= $2 AND at <= $3 ${failedOnly ? 'AND failed' : ''} ORDER BY at`,
-      [source, from, to, Date.now()],
+      [source, from, to, this.now()],
     )
     const result: KeptWindow = { kept: [], unavailable: 0 }
     for (const row of rows) {

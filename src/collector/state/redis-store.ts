@@ -17,6 +17,28 @@ const keptBody = (source: string, id: string) => `${PREFIX}:kept:${source}:${id}
 /** Bodies read at once. */
 const MGET_CHUNK = 1_000
 
+/** Payloads kept by one script. */
+const KEEP_CHUNK = 500
+
+/**
+ * Keeps payloads for replay. KEYS: per payload, its source's index and its body's key; ARGV: when
+ * entries stop being counted, then per payload its id, acceptance time, `f` or `d` (failed or
+ * delivered), ms left to keep its body (none when ≤ 0) and body. Its index entry replaces one of
+ * the other outcome (a replay settled); each index touched drops the entries no longer counted.
+ */
+const KEEP = `local swept = {}
+for i = 1, #KEYS / 2 do
+  local index, a = KEYS[2 * i - 1], 5 * i - 3
+  local id, flag, ttl = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3])
+  redis.call('zrem', index, (flag == 'f' and 'd' or 'f') .. id)
+  redis.call('zadd', index, ARGV[a + 1], flag .. id)
+  if ttl > 0 then redis.call('set', KEYS[2 * i], ARGV[a + 4], 'PX', ttl) end
+  if not swept[index] then
+    swept[index] = true
+    redis.call('zremrangebyscore', index, '-inf', ARGV[1])
+  end
+end`
+
 /** Deletes a turn's key if its owner still holds it (one script: no other owner's turn is ended). */
 const END_TURN = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
@@ -80,20 +102,26 @@ export class RedisStore implements Store {
     await this.redis.eval(END_TURN, 1, `${PREFIX}:turn:${key}`, owner)
   }
 
+  /**
+   * One script per `KEEP_CHUNK` payloads, sent together (one round trip, and one command per
+   * chunk instead of three per payload).
+   */
   async keep(items: readonly KeptPayload[], retentionMs: number): Promise<void> {
     const now = Date.now()
-    const pipeline = this.redis.pipeline()
-    for (const item of items) {
-      const index = keptIndex(item.source)
-      const id = webhookIdOf(item.body)
-      pipeline.zrem(index, `d${id}`, `f${id}`)
-      pipeline.zadd(index, item.at, `${item.failed ? 'f' : 'd'}${id}`)
-      const ttl = item.at + retentionMs - now
-      if (ttl > 0) pipeline.set(keptBody(item.source, id), item.body, 'PX', ttl)
-    }
     // Entries are counted (as no longer kept) for `KEPT_COUNTED_MS` past the retention.
-    for (const source of new Set(items.map((item) => item.source))) pipeline.zremrangebyscore(keptIndex(source), '-inf', now - retentionMs - KEPT_COUNTED_MS)
-    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+    const forgotten = now - retentionMs - KEPT_COUNTED_MS
+    const chunks: Array<Promise<unknown>> = []
+    for (let start = 0; start < items.length; start += KEEP_CHUNK) {
+      const keys: string[] = []
+      const args: Array<string | number> = [forgotten]
+      for (const item of items.slice(start, start + KEEP_CHUNK)) {
+        const id = webhookIdOf(item.body)
+        keys.push(keptIndex(item.source), keptBody(item.source, id))
+        args.push(id, item.at, item.failed ? 'f' : 'd', item.at + retentionMs - now, item.body)
+      }
+      chunks.push(this.redis.eval(KEEP, keys.length, ...keys, ...args))
+    }
+    await Promise.all(chunks)
   }
 
   async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {

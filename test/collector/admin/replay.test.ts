@@ -137,6 +137,16 @@ describe('POST /v1/admin/replay (memory)', () => {
     expect((await json(collector, replay({ source: 'web', from: '2026-11-28T09:30:00Z', to: '2026-11-28T11:00:00Z', outcome: 'all' }))).body).toMatchObject({ replaying: 1, unavailable: 0 })
   })
 
+  it('with a retention of 0 nothing is kept: a replay is a 409 naming the option', async () => {
+    const { collector } = setup((call) => call.json.messageId === 'm-1', { retention: 0 })
+    await collector.fetch(post({ batch: [track({ messageId: 'm-1' }), track({ messageId: 'm-2' })] }))
+    await settled(collector)
+    const answer = await json(collector, replay({ source: 'web', ...WIDE, outcome: 'all' }))
+    expect(answer).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT', message: expect.stringMatching(/`retention` is 0/) } } })
+    // The request is still checked first.
+    expect((await json(collector, replay({ source: 'nope', ...WIDE }))).status).toBe(400)
+  })
+
   it.each<[Record<string, unknown>, string, RegExp]>([
     [{ source: 'web', from: 'yesterday', to: WIDE.to }, 'from', /ISO 8601 date.*"yesterday"/],
     [{ source: 'web', from: WIDE.from, to: '2026-13-45' }, 'to', /ISO 8601/],

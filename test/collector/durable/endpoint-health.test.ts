@@ -3,7 +3,10 @@
  * own connections and bus, as two processes are) share each URL's health. Failures attempted by
  * either add up; the URL is disabled once for both (one report, from whichever merged last), both
  * stop sending to it, and enabling it through one (with replay) lets either deliver what it missed.
- * The health clock is injected (shared by both), never waited for.
+ * On Redis, a URL one collector disabled is refused by the other from the bus alone: the other,
+ * started before (its records loaded, nothing disabled then), never attempts the URL nor reads
+ * its health from the server, yet sends nothing to it. The health clock is injected (shared by
+ * both), never waited for.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildCollector } from '../../../src/collector/create-collector.js'
@@ -29,6 +32,27 @@ const request = (path: string, init: { method?: string; body?: string; key?: boo
   ...(init.body !== undefined && { body: init.body }),
 })
 
+/**
+ * Two collectors on the queue server at `queue`, forwarding to `url` (no retry), disabling after a
+ * minute of failures by one injected clock, their reports to `onError` gathered.
+ */
+function twoCollectors(queue: string, url: string) {
+  const clock = { now: Date.parse('2026-11-29T00:00:00.000Z') }
+  const reports: unknown[] = []
+  const make = (): Collector => {
+    const collector = buildCollector(resolveConfig({
+      sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url }], sharedSecret: SECRET, retryWindow: 0 } }],
+      queue,
+      adminToken: TOKEN,
+      disableAfter: MINUTE,
+      onError: (error) => reports.push(error),
+    }), { now: () => clock.now })
+    running.push(() => collector.close(0))
+    return collector
+  }
+  return { clock, reports, collectors: [make(), make()] as const }
+}
+
 describe.each<[string, () => Promise<QueueServerProcess>]>([
   ['Redis', () => startRedis()],
   ['PostgreSQL', () => startPostgres()],
@@ -39,20 +63,7 @@ describe.each<[string, () => Promise<QueueServerProcess>]>([
     const answer = { status: 503 }
     const receiver = await startReceiver(() => answer.status)
     running.push(() => receiver.close())
-    const clock = { now: Date.parse('2026-11-29T00:00:00.000Z') }
-    const reports: unknown[] = []
-    const make = (): Collector => {
-      const collector = buildCollector(resolveConfig({
-        sources: [{ writeKey: 'KEY', name: 'web', webhooks: { urls: [{ url: receiver.url }], sharedSecret: SECRET, retryWindow: 0 } }],
-        queue: server.url,
-        adminToken: TOKEN,
-        disableAfter: MINUTE,
-        onError: (error) => reports.push(error),
-      }), { now: () => clock.now })
-      running.push(() => collector.close(0))
-      return collector
-    }
-    const [a, b] = [make(), make()]
+    const { clock, reports, collectors: [a, b] } = twoCollectors(server.url, receiver.url)
     const endpoint = async (c: Collector) => ((await (await c.fetch(request('/v1/admin/endpoints'))).json()) as { endpoints: Array<Record<string, unknown>> }).endpoints[0]
     const failed = async () => ((await (await a.fetch(request('/v1/stats'))).json()) as { failed: number }).failed
     let n = 0
@@ -114,5 +125,36 @@ describe.each<[string, () => Promise<QueueServerProcess>]>([
     expect(all).toMatchObject({ consecutiveFailures: 20, minutes: [[16, 20, 20]] })
     expect([1_000_000, 1_000_500]).toContain(all.failingSince)
     expect(results.filter((r) => r.before?.disabledAt === undefined && r.after.disabledAt !== undefined)).toHaveLength(1)
+  }, 60_000)
+})
+
+describe('endpoint health on Redis: the bus', () => {
+  it('a second collector refuses a URL the first disabled, told by the bus alone', async () => {
+    const server = await startRedis()
+    running.push(() => server.stop())
+    const receiver = await startReceiver(() => 503)
+    running.push(() => receiver.close())
+    const { clock, reports, collectors: [a, b] } = twoCollectors(server.url, receiver.url)
+    const stats = async (c: Collector) => (await (await c.fetch(request('/v1/stats'))).json()) as { failed: number }
+    const disabled = async () => ((await (await a.fetch(request('/v1/admin/endpoints'))).json()) as { endpoints: Array<{ state: string }> }).endpoints[0]?.state === 'disabled'
+    const send = async (c: Collector, n: number) => expect((await c.fetch(request('/v1/batch', { method: 'POST', key: true, body: batchText(n, 1) }))).status).toBe(200)
+
+    // B has started (its records loaded, its bus listening: a 200 waits for both): nothing disabled yet.
+    await until(async () => (await b.fetch(request('/v1/stats'))).status === 200, 'B started')
+    await send(a, 1)
+    await until(async () => (await stats(a)).failed === 1, 'the first failure')
+    clock.now += MINUTE
+    await send(a, 2)
+    // A's answer comes after its merge, and after that merge's notice on the bus.
+    await until(disabled, 'disabled by A', 30_000)
+    expect(reports.map((r) => (r as Error).name)).toEqual(['EndpointDisabledError'])
+
+    await send(b, 3)
+    await until(async () => (await stats(b)).failed === 3, 'B\'s message failed')
+    expect(receiver.attempts.map((r) => r.messageId)).toEqual(['m-1', 'm-2'])
+    const record = ((await (await b.fetch(request('/v1/admin/messages'))).json()) as { messages: Array<{ message: { messageId: string }; delivery: { attempts: Array<{ results: Array<{ error?: string }> }> } }> })
+      .messages.find((m) => m.message.messageId === 'm-3')
+    expect(record?.delivery.attempts[0].results[0].error).toMatch(/^Not sent: .* is disabled/)
+    expect(reports).toHaveLength(1)
   }, 60_000)
 })
