@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest'
 import { startRedis } from '../helpers/queue-servers.js'
 import { onQueueServer, send, startReceiver } from '../collector/durable/support.js'
-import { consoleOfProcesses, eventually, expectAcceptedByUrl2, showAll } from './support.js'
+import { consoleOfProcesses, eventually, expectAcceptedByUrl2, showAll, withTwoCollectors } from './support.js'
 
 const server = onQueueServer(() => startRedis())
 const { signedIn } = consoleOfProcesses()
@@ -20,28 +20,22 @@ const tracks = (users: string[]) => JSON.stringify({
 })
 
 describe('the console with two collectors on Redis', () => {
-  it("searches one process's console for the messages the other accepted", async () => {
-    const receiver = await startReceiver(() => 200)
-    try {
-      const [a, b] = await Promise.all([server.collector({ WEBHOOK: receiver.url }), server.collector({ WEBHOOK: receiver.url })])
-      const page = await signedIn(b)
-      expect(await send(a.url, tracks(['ada', 'bob', 'ada', 'cy']))).toBe(200)
-      const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
-      await eventually(() => items.count()).toBe(4)
-      await page.getByLabel('User ID', { exact: true }).fill('ada')
-      await eventually(() => items.evaluateAll((li) => li.map((i) => i.getAttribute('aria-label')))).toEqual(['track Visit 2', 'track Visit 0'])
-      const status = page.getByRole('search', { name: 'Search messages' }).getByRole('status')
-      await eventually(() => status.textContent()).toBe('The collector holds 2 messages matching exactly.')
-      await page.getByLabel('Outcome').selectOption('delivered')
-      await eventually(() => items.first().locator('.outcome').textContent()).toBe('delivered')
-      await eventually(() => items.count()).toBe(2)
-      expect(await items.first().textContent()).toContain('ada · anonymous anon-ada')
-      expect(await items.first().textContent()).toContain('via another collector')
-      await page.close()
-    } finally {
-      await receiver.close()
-    }
-  }, 60_000)
+  it("searches one process's console for the messages the other accepted", () => withTwoCollectors(server, async (a, b) => {
+    const page = await signedIn(b)
+    expect(await send(a.url, tracks(['ada', 'bob', 'ada', 'cy']))).toBe(200)
+    const items = page.getByRole('list', { name: 'Messages' }).getByRole('listitem')
+    await eventually(() => items.count()).toBe(4)
+    await page.getByLabel('User ID', { exact: true }).fill('ada')
+    await eventually(() => items.evaluateAll((li) => li.map((i) => i.getAttribute('aria-label')))).toEqual(['track Visit 2', 'track Visit 0'])
+    const status = page.getByRole('search', { name: 'Search messages' }).getByRole('status')
+    await eventually(() => status.textContent()).toBe('The collector holds 2 messages matching exactly.')
+    await page.getByLabel('Outcome').selectOption('delivered')
+    await eventually(() => items.first().locator('.outcome').textContent()).toBe('delivered')
+    await eventually(() => items.count()).toBe(2)
+    expect(await items.first().textContent()).toContain('ada · anonymous anon-ada')
+    expect(await items.first().textContent()).toContain('via another collector')
+    await page.close()
+  }), 60_000)
 
   it("shows, on one process, each URL's outcome of an attempt another process made, and the payload as forwarded", async () => {
     const refusing = await startReceiver(() => 500)
@@ -91,27 +85,21 @@ describe('the console with two collectors on Redis', () => {
     }
   }, 60_000)
 
-  it("confirms a sync naming the members another process's sync left", async () => {
-    const receiver = await startReceiver(() => 200)
-    try {
-      const [a, b] = await Promise.all([server.collector({ WEBHOOK: receiver.url }), server.collector({ WEBHOOK: receiver.url })])
-      const synced = await fetch(`${a.url}/v1/audiences`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json' },
-        body: JSON.stringify({ source: 'web', audience: 'Power Users', members: ['ada', 'bob', 'cy'] }),
-      })
-      expect(synced.status).toBe(200)
-      const page = await signedIn(b)
-      const form = page.getByRole('form', { name: 'Audience sync' })
-      await form.getByLabel('Audience').fill('Power Users')
-      await form.getByLabel('Members').fill('cy')
-      await form.getByRole('button', { name: 'Sync audience' }).click()
-      expect(await page.getByRole('dialog').getByRole('paragraph').textContent()).toBe('This sync removes 2 members of "Power Users" ("ada" and "bob").')
-      await page.getByRole('dialog').getByRole('button', { name: 'Remove 2 members' }).click()
-      await eventually(() => form.getByRole('status').textContent()).toMatch(/^Sent 2 payload\(s\) to web\./)
-      await page.close()
-    } finally {
-      await receiver.close()
-    }
-  }, 60_000)
+  it("confirms a sync naming the members another process's sync left", () => withTwoCollectors(server, async (a, b) => {
+    const synced = await fetch(`${a.url}/v1/audiences`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'web', audience: 'Power Users', members: ['ada', 'bob', 'cy'] }),
+    })
+    expect(synced.status).toBe(200)
+    const page = await signedIn(b)
+    const form = page.getByRole('form', { name: 'Audience sync' })
+    await form.getByLabel('Audience').fill('Power Users')
+    await form.getByLabel('Members').fill('cy')
+    await form.getByRole('button', { name: 'Sync audience' }).click()
+    expect(await page.getByRole('dialog').getByRole('paragraph').textContent()).toBe('This sync removes 2 members of "Power Users" ("ada" and "bob").')
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove 2 members' }).click()
+    await eventually(() => form.getByRole('status').textContent()).toMatch(/^Sent 2 payload\(s\) to web\./)
+    await page.close()
+  }), 60_000)
 })

@@ -13,6 +13,7 @@ import { createCollector, isConfigError, startServer, type Collector, type Colle
 import { buildCollector, type CollectorHooks } from '../../src/collector/create-collector.js'
 import { resolveConfig } from '../../src/collector/config.js'
 import { launchChromium, type Chromium } from '../runtimes/support/browser.js'
+import { startReceiver, type CollectorProcess } from '../collector/durable/support.js'
 
 export interface ConsoleUnderTest {
   readonly browser: Chromium
@@ -73,6 +74,23 @@ export function consoleOfProcesses(): { readonly pageErrors: string[]; signedIn(
     await browser?.close()
   })
   return { pageErrors, signedIn: (collector) => signIn(browser!, collector.url, 'admin-token-for-tests', pageErrors, 'web') }
+}
+
+/**
+ * Runs `test` with a receiver accepting every payload and two collector processes of `server`
+ * (`onQueueServer`'s) delivering to it; closes the receiver after.
+ */
+export async function withTwoCollectors(
+  server: { collector(env: Record<string, string>): Promise<CollectorProcess> },
+  test: (a: CollectorProcess, b: CollectorProcess, receiver: Awaited<ReturnType<typeof startReceiver>>) => Promise<void>,
+): Promise<void> {
+  const receiver = await startReceiver(() => 200)
+  try {
+    const [a, b] = await Promise.all([server.collector({ WEBHOOK: receiver.url }), server.collector({ WEBHOOK: receiver.url })])
+    await test(a, b, receiver)
+  } finally {
+    await receiver.close()
+  }
 }
 
 /** Clicks "Show N more messages" under the live view's list until every listed message is shown. */
