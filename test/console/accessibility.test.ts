@@ -4,25 +4,15 @@
  * the messages, sign-out (back to the sign-in form, the event stream aborted), axe-core's check of the signed-in page (no serious or critical
  * violation; 120 messages listed, so "Show more" among them), and the audience and deletion forms stacked at 390 px wide.
  */
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { consoleUnderTest, eventually } from './support.js'
+import { consoleUnderTest, eventually, expectSignOut, expectStackedAt390, focused, seriousViolations } from './support.js'
 
 const TOKEN = 'a11y-admin-token-0123456789'
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const ui = consoleUnderTest({
   sources: [{ writeKey: 'web-key', name: 'web', webhooks: { urls: [{ url: 'https://one.test/hook' }, { url: 'https://two.test/hook' }] } }],
   adminToken: TOKEN,
   fetch: async () => new Response('ok'),
-})
-
-/** The accessible name (or text) of the focused element. */
-const focused = (page: Page) => page.evaluate(() => {
-  const element = document.activeElement as HTMLElement | null
-  return element?.id && document.querySelector(`label[for="${element.id}"]`)?.textContent || element?.textContent || ''
 })
 
 describe('console accessibility', () => {
@@ -49,17 +39,7 @@ describe('console accessibility', () => {
 
   it('signs out: back to the sign-in form, its event stream ended, the token forgotten', async () => {
     const page = await ui.signedIn()
-    const streamEnded = page.waitForEvent('requestfailed', (request) => request.url().includes('/v1/admin/messages/stream'))
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByRole('form', { name: 'Sign in' }).waitFor()
-    await streamEnded
-    expect(await page.getByLabel('Admin token').inputValue()).toBe('')
-    expect(await focused(page)).toBe('Admin token')
-    expect(await page.getByRole('region', { name: 'Source web' }).count()).toBe(0)
-    // Signing in again needs the token typed again: a wrong one is refused.
-    await page.getByLabel('Admin token').fill('not-the-token')
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await eventually(() => page.getByRole('alert').first().textContent()).toBe('Wrong admin token.')
+    await expectSignOut(page)
     await page.close()
   })
 
@@ -73,27 +53,13 @@ describe('console accessibility', () => {
     expect(sent.status).toBe(200)
     const page = await ui.signedIn()
     await page.getByRole('button', { name: 'Show 50 more messages' }).waitFor()
-    // The page's Content-Security-Policy (`script-src 'self'`) refuses an inline <script> (so
-    // page.addScriptTag), as it should: axe-core is evaluated through the DevTools protocol instead.
-    await page.evaluate(AXE)
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } }).axe
-      return (await axe.run()).violations.map(({ id, impact, nodes }) => ({ id, impact, targets: nodes.map((n) => n.target.join(' ')) }))
-    })
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([])
+    expect(await seriousViolations(page)).toEqual([])
     await page.close()
   })
 
   it('stacks the audience and deletion forms at 390 px wide', async () => {
     const page = await ui.signedIn()
-    await page.setViewportSize({ width: 390, height: 844 })
-    const audience = (await page.getByRole('form', { name: 'Audience sync' }).boundingBox())!
-    const deletion = (await page.getByRole('form', { name: 'Deletion request' }).boundingBox())!
-    expect(deletion.y).toBeGreaterThanOrEqual(audience.y + audience.height)
-    expect(audience.width).toBeGreaterThan(300)
-    expect(deletion.width).toBeGreaterThan(300)
-    // The page is not wider than the screen.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await expectStackedAt390(page)
     await page.close()
   })
 })

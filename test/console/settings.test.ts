@@ -6,10 +6,8 @@
  * header with a control character); the shared secret's line says what it signs; a new save
  * clears the status of the last; header values stay when only the URL changes.
  */
-import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { createCollector, isConfigError } from '../../src/collector/index.js'
-import { consoleUnderTest, eventually } from './support.js'
+import { changeOnlyTheUrl, configErrorOf, consoleUnderTest, errorOf, eventually, expectUrlErrorByLabel, saveSettings, settingsAt, sourceOf as source, staleSaveRefused } from './support.js'
 
 const TOKEN = 'settings-admin-token-0123456789'
 const HOOK = 'https://receiver.test/hook'
@@ -20,56 +18,16 @@ const ui = consoleUnderTest({
   fetch: async () => new Response('ok'),
 })
 
-const source = (page: Page) => page.getByRole('region', { name: 'Source web' })
-
-async function settings(): Promise<{ enabled: boolean; urls: Array<{ url: string; headers?: Record<string, string> }>; sharedSecret: string | null }> {
-  const response = await fetch(`${ui.server.url}/v1/admin/sources/web/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })
-  return ((await response.json()) as { source: { webhooks: Awaited<ReturnType<typeof settings>> } }).source.webhooks
-}
-
-/** The message `createCollector` gives for a source with these `webhooks`. */
-function configErrorOf(webhooks: { urls: Array<{ url: string; headers?: Record<string, string> }> }): string {
-  try {
-    createCollector({ sources: [{ writeKey: 'k', name: 'web', webhooks }] })
-  } catch (error) {
-    if (isConfigError(error)) return error.message
-  }
-  throw new Error('expected a ConfigError')
-}
-
-/** The text of the error that `field` is described by. */
-async function errorOf(page: Page, field: ReturnType<Page['getByLabel']>): Promise<string | null> {
-  if ((await field.getAttribute('aria-invalid')) !== 'true') return null
-  return page.locator(`#${await field.getAttribute('aria-describedby')}`).textContent()
-}
+const settings = () => settingsAt(ui.server.url, TOKEN)
 
 describe('the settings forms', () => {
   it("two tabs: the stale one does not undo the other's change; it says so, keeps what was typed and lists how it differs from what is saved", async () => {
     const [a, b] = [await ui.signedIn(), await ui.signedIn()]
-    // B adds a URL with a credential header, and saves.
-    await source(b).getByRole('button', { name: 'Add URL' }).click()
-    await source(b).getByLabel('URL 2', { exact: true }).fill('https://added.test/by-b')
-    await source(b).getByLabel('Headers for URL 2').fill('Authorization: Bearer b-credential-9876')
-    await source(b).getByRole('button', { name: 'Save settings' }).click()
-    await eventually(() => source(b).getByRole('status').textContent()).toMatch(/^Saved/)
+    // B adds a URL with a credential header, and saves; A, opened before, turns forwarding off:
+    // refused, A keeps what was typed and lists how it differs from what B saved.
+    await staleSaveRefused(a, b)
     const afterB = { enabled: true, urls: [{ url: HOOK }, { url: 'https://added.test/by-b', headers: { Authorization: '••••9876' } }], sharedSecret: null }
     expect(await settings()).toEqual(afterB)
-
-    // A, opened before, turns forwarding off: refused; B's URL and header stay.
-    await source(a).getByLabel('Forward to webhooks').uncheck()
-    await source(a).getByRole('button', { name: 'Save settings' }).click()
-    const alert = source(a).getByRole('alert')
-    await eventually(() => alert.textContent()).toContain('changed elsewhere')
-    expect(await alert.textContent()).toContain('your change was not saved')
-    expect(await source(a).getByRole('status').textContent()).toBe('')
-    expect(await settings()).toEqual(afterB)
-    // A keeps what was typed (forwarding off, one URL) and lists how it differs from what B saved.
-    expect(await source(a).getByLabel('Forward to webhooks').isChecked()).toBe(false)
-    expect(await source(a).getByLabel('URL 2', { exact: true }).count()).toBe(0)
-    expect(await source(a).getByRole('list', { name: 'Yours and saved' }).getByRole('listitem').allTextContents()).toEqual([
-      'Forward to webhooks: yours off, saved on',
-      'URL 2: not in yours, saved "https://added.test/by-b"',
-    ])
     // A chooses the saved settings: B's URL and masked header, forwarding on.
     await source(a).getByRole('button', { name: 'Use the saved settings' }).click()
     await eventually(() => source(a).getByLabel('URL 2', { exact: true }).inputValue()).toBe('https://added.test/by-b')
@@ -79,8 +37,7 @@ describe('the settings forms', () => {
 
     // Made again on them, A's change is saved, and B's URL and header are kept.
     await source(a).getByLabel('Forward to webhooks').uncheck()
-    await source(a).getByRole('button', { name: 'Save settings' }).click()
-    await eventually(() => source(a).getByRole('status').textContent()).toMatch(/^Saved/)
+    await saveSettings(a)
     expect(await source(a).locator('.field-error[role=alert]').isHidden()).toBe(true)
     expect(await settings()).toEqual({ ...afterB, enabled: false })
     // And B, now the stale one, is refused in turn.
@@ -95,8 +52,7 @@ describe('the settings forms', () => {
       'Shared secret: yours a new one, saved not set',
     ])
     // Saved again, deliberately: B's settings replace A's.
-    await source(b).getByRole('button', { name: 'Save settings' }).click()
-    await eventually(() => source(b).getByRole('status').textContent()).toMatch(/^Saved/)
+    await saveSettings(b)
     expect(await settings()).toMatchObject({ enabled: true, sharedSecret: expect.stringMatching(/••••/) })
     await Promise.all([a.close(), b.close()])
   })
@@ -142,15 +98,7 @@ describe('the settings forms', () => {
 
   it("a URL without a scheme gets the config's message next to it (not the browser's), and a new save clears the last status", async () => {
     const page = await ui.signedIn()
-    await source(page).getByRole('button', { name: 'Save settings' }).click()
-    await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
-    const url = source(page).getByLabel('URL 1', { exact: true })
-    await url.fill('receiver.test/hook')
-    await source(page).getByRole('button', { name: 'Save settings' }).click()
-    const expected = configErrorOf({ urls: [{ url: 'receiver.test/hook' }] })
-    expect(expected).toContain('sources[0].webhooks.urls[0].url')
-    await eventually(() => errorOf(page, url)).toBe(expected.replace('`sources[0].webhooks.urls[0].url`', '"URL 1"'))
-    expect(await source(page).getByRole('status').textContent()).toBe('')
+    await expectUrlErrorByLabel(page)
     expect((await settings()).urls[0].url).toBe(HOOK)
     await page.close()
     expect(ui.pageErrors).toEqual([])
@@ -158,22 +106,12 @@ describe('the settings forms', () => {
 
   it('keeps header values when only the URL changes (within its origin): no retyping', async () => {
     const page = await ui.signedIn()
-    const url = source(page).getByLabel('URL 1', { exact: true })
-    const headers = source(page).getByLabel('Headers for URL 1')
-    const save = async () => {
-      await source(page).getByRole('button', { name: 'Save settings' }).click()
-      await eventually(() => source(page).getByRole('status').textContent()).toMatch(/^Saved/)
-    }
-    await headers.fill('X-Team: team-credential-1234')
-    await save()
-    expect(await headers.inputValue()).toBe('X-Team: ••••1234')
-    await url.fill(`${HOOK}/v2`)
-    await save()
+    await changeOnlyTheUrl(page, HOOK)
     // The value kept is the one typed (a mask is never stored: it would not end in its last four).
     expect((await settings()).urls[0]).toEqual({ url: `${HOOK}/v2`, headers: { 'X-Team': '••••1234' } })
-    await url.fill(HOOK)
-    await headers.fill('')
-    await save()
+    await source(page).getByLabel('URL 1', { exact: true }).fill(HOOK)
+    await source(page).getByLabel('Headers for URL 1').fill('')
+    await saveSettings(page)
     expect((await settings()).urls[0]).toEqual({ url: HOOK })
     await page.close()
     expect(ui.pageErrors).toEqual([])

@@ -225,7 +225,7 @@ export function durableConsoleSuite(name: string, start: () => Promise<QueueServ
       }
     }, 60_000)
 
-    // Last: the settings it saves in the server would apply to the processes of any later test.
+    // The settings it saves in the server are dropped after it (`onQueueServer`), as after every test.
     it('settings changed through one process apply to the next message of another, survive a restart; an invalid change changes nothing anywhere', async () => {
       const before = await startReceiver(() => 200)
       const after = await startSigningReceiver({ secret: NEW_SECRET })

@@ -151,19 +151,37 @@ export async function admin(url: string, path: string, body: unknown): Promise<R
  * The settled marks `batch` jobs left in the queue server (dropped once each job completed; see
  * src/collector/state/shared-state.ts), read straight from the server.
  */
-export async function settledMarks(url: string): Promise<number> {
+export function settledMarks(url: string): Promise<number> {
+  return askServer(url,
+    async (redis) => (await redis.keys('isomorphic-analytics:settled:*')).length,
+    async (client) => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n))
+}
+
+/** Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts). */
+function forgetSettings(url: string): Promise<void> {
+  return askServer(url,
+    async (redis) => void (await redis.del('isomorphic-analytics:settings')),
+    // Created by the first process that opens it: a later one creates it again.
+    async (client) => void (await client.query('DROP TABLE IF EXISTS isomorphic_analytics_settings')))
+}
+
+type RedisClient = InstanceType<Awaited<ReturnType<typeof loadRedis>>>
+type PgClient = InstanceType<Awaited<ReturnType<typeof loadPg>>['Client']>
+
+/** Runs `redis` or `pg` (by `url`'s kind) with a client of the server at `url`, closed after. */
+async function askServer<T>(url: string, redis: (client: RedisClient) => Promise<T>, pg: (client: PgClient) => Promise<T>): Promise<T> {
   if (url.startsWith('redis')) {
-    const redis = new (await loadRedis())(url)
+    const client = new (await loadRedis())(url)
     try {
-      return (await redis.keys('isomorphic-analytics:settled:*')).length
+      return await redis(client)
     } finally {
-      redis.disconnect()
+      client.disconnect()
     }
   }
   const client = new (await loadPg()).Client({ connectionString: url })
   await client.connect()
   try {
-    return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n)
+    return await pg(client)
   } finally {
     await client.end()
   }
@@ -223,6 +241,8 @@ export function onQueueServer(start: () => Promise<QueueServerProcess>): { reado
     await Promise.all(running.splice(0).map((c) => stop(c, 'SIGKILL')))
     // What a test left in the server (a failed one's backlog) is not the next test's to deliver.
     await withQueue(server!.url, (queue) => queue.obliterate({ force: true }))
+    // Nor are the settings it saved through a console (every process loads them at start, over its config's).
+    await forgetSettings(server!.url)
   })
   afterAll(async () => {
     await server?.stop()
