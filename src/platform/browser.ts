@@ -4,7 +4,7 @@
  * plainer explanations (an unknown option is named without a guess, a failed fetch by its
  * message; a refusal's body is read whole: a page's collector answers briefly).
  */
-import { BodyBuilder } from '../client/batcher.js'
+import { BodyBuilder } from '../message/wire.js'
 import { ConfigError, messageOf, NetworkError } from '../errors.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'

@@ -5,7 +5,7 @@
  * webhooks, the collector and the testing kit, wherever they run (each probe here finds nothing
  * in a worker).
  */
-import { BodyBuilder } from '../client/batcher.js'
+import { BodyBuilder } from '../message/wire.js'
 import { ByteQueue } from '../queue/byte-queue.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
