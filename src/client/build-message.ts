@@ -64,7 +64,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   const at = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
   // `context`: a new object either way, the library over the merged one (the caller's is never
   // written to). A stamped field of the caller's own (`type`) is replaced: its text is not used.
-  if (stamp(message, type, id, at, merged && { context: merged })) own = undefined
+  if (stamp(message, type, id, at, merged)) own = undefined
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
   // (../queue/arena.ts): no text of the whole is made, a third less to allocate.
   if (keepParts && own) return keepParts(message, own, type, id, at)

@@ -22,22 +22,20 @@ export const LIBRARY: LibraryInfo = Object.freeze({ name: 'isomorphic-analytics'
  */
 const [MESSAGE_ID, TIMESTAMP, SENT_AT, MESSAGES] = '\x01\x02\x03\x04'
 
-/** `context` of every message (merged over its own) and of every batch: the library. */
-const CONTEXT = { library: LIBRARY }
-
 /**
- * The fields stamped on a message of `type`, after the caller's own. A constant object is merged
- * over what the message brings for that field (`context`: the caller's, with the defaults).
+ * The fields stamped on a message of `type`, after the caller's own: the definition, called with
+ * a message's values (`stamp`) or with markers (its text). `context`: the library over the
+ * message's own (the caller's, with the defaults; a new object either way).
  */
-const STAMPED = (type: MessageType): Record<string, unknown> => ({
+const STAMPED = (type: MessageType, messageId: string, timestamp: string, context?: object) => ({
   type,
-  context: CONTEXT,
-  messageId: MESSAGE_ID,
-  timestamp: TIMESTAMP,
+  context: { ...context, library: LIBRARY },
+  messageId,
+  timestamp,
 })
 
 /** The batch envelope (with option `plainText`, the write key follows: see `BodyBuilder`). */
-const ENVELOPE = { batch: [MESSAGES], sentAt: SENT_AT, context: CONTEXT }
+const ENVELOPE = { batch: [MESSAGES], sentAt: SENT_AT, context: { library: LIBRARY } }
 
 /**
  * A definition's JSON text, cut at its markers: constant parts at the even places, and between
@@ -47,32 +45,27 @@ const ENVELOPE = { batch: [MESSAGES], sentAt: SENT_AT, context: CONTEXT }
 export type Template = ReadonlyArray<string | undefined>
 
 /** `fields`' JSON text from `from` (1: without the opening brace), cut at its markers. */
-const template = (fields: object, from = 0): Template => JSON.stringify(fields).slice(from).split(/\\u000([1-3])|"\\u0004"/)
+const template = (fields: object, from?: number): Template => JSON.stringify(fields).slice(from).split(/\\u000([1-3])|"\\u0004"/)
 
 /** A template's text, each marker replaced by `values[its number]` (the messages: `values[0]`; none: empty). */
 const fill = (parts: Template, values: ReadonlyArray<string | undefined>): string => parts.map((part, i) => (i & 1 ? values[+(part ?? 0)] : part)).join('')
 
-/** Per type: the stamped fields, and their text after the caller's fields (`{…,` or `{`), without the opening brace. */
-const stamps: Partial<Record<MessageType, readonly [fields: Record<string, unknown>, template: Template]>> = {}
-
-const stampOf = (type: MessageType) => (stamps[type] ??= [STAMPED(type), template(STAMPED(type), 1)])
+/** Per type: the stamped fields' text after the caller's fields (`{…,` or `{`), without the opening brace. */
+const stamps: Partial<Record<MessageType, Template>> = {}
 
 /** The stamped text of a message of `type`: its constant parts, and the markers of its id and timestamp. */
-export const stampTemplate = (type: MessageType): Template => stampOf(type)[1]
+export const stampTemplate = (type: MessageType): Template => (stamps[type] ??= template(STAMPED(type, MESSAGE_ID, TIMESTAMP), 1))
 
 /**
- * Stamps `message` (a fresh object, the caller's fields): each stamped field set in order, a
- * constant object merged over `under`'s value of that field. Whether the caller's fields had a
+ * Stamps `message` (a fresh object, the caller's fields) with the stamped fields, in order;
+ * `context` is the message's own (merged with the defaults). Whether the caller's fields had a
  * stamped one (their own text then cannot come first: see `stampedText`).
  */
-export function stamp(message: Record<string, unknown>, type: MessageType, id: string, at: string, under?: Record<string, unknown>): boolean {
-  const fields = stampOf(type)[0]
+export function stamp(message: Record<string, unknown>, type: MessageType, id: string, at: string, context?: object): boolean {
+  const fields = STAMPED(type, id, at, context)
   let had = false
-  for (const name in fields) {
-    const value = fields[name]
-    had ||= name in message
-    message[name] = value === MESSAGE_ID ? id : value === TIMESTAMP ? at : typeof value === 'object' ? { ...(under?.[name] as object | undefined), ...value } : value
-  }
+  for (const name in fields) had ||= name in message
+  Object.assign(message, fields)
   return had
 }
 
@@ -81,7 +74,7 @@ export function stamp(message: Record<string, unknown>, type: MessageType, id: s
  * and the closing `}`. `id` and `at` are ASCII with nothing to escape (a generated UUID, a
  * timestamp that passed ISO_8601).
  */
-export const stampedText = (type: MessageType, id: string, at: string): string => fill(stampOf(type)[1], ['', id, at])
+export const stampedText = (type: MessageType, id: string, at: string): string => fill(stampTemplate(type), [, id, at])
 
 /** A message's stamped values, kept apart from its object (the byte store writes them: ../queue/). */
 export interface Stamp {
@@ -99,7 +92,7 @@ const constantLengths: Partial<Record<MessageType, number>> = {}
 
 /** The stamped text's length in bytes (ASCII: one byte a character). */
 export const stampedLength = (type: MessageType, id: string, at: string): number =>
-  (constantLengths[type] ??= fill(stampOf(type)[1], []).length) + id.length + at.length
+  (constantLengths[type] ??= fill(stampTemplate(type), []).length) + id.length + at.length
 
 /** Builds request bodies for one write key; `plainText` adds `writeKey` (the CORS-free form). */
 export class BodyBuilder {
@@ -119,7 +112,7 @@ export class BodyBuilder {
 
   /** The body's JSON text. */
   build(messages: readonly { readonly json: string }[], sentAt: string): string {
-    return fill(this.template, [messages.map((m) => m.json).join(), '', '', sentAt])
+    return fill(this.template, [messages.map((m) => m.json).join(), , , sentAt])
   }
 
   /** The body's exact UTF-8 size, without building it. */
