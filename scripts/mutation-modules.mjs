@@ -5,7 +5,7 @@
 export const MODULES = [
   { name: 'retry-policy', file: 'src/transport/retry-policy.ts', threshold: 85, tests: ['test/transport/retry-policy.test.ts'] },
   { name: 'retry-after', file: 'src/transport/retry-after.ts', threshold: 85, tests: ['test/transport/retry-after.test.ts'] },
-  { name: 'batcher', file: 'src/client/batcher.ts', threshold: 85, tests: ['test/client/batcher.test.ts'] },
+  { name: 'wire', file: 'src/message/wire.ts', threshold: 85, tests: ['test/message/wire.test.ts', 'test/client/build-message.test.ts', 'test/queue/contract.test.ts'] },
   { name: 'limiter', file: 'src/client/limiter.ts', threshold: 85, tests: ['test/client/limiter.test.ts'] },
   {
     name: 'validate',

@@ -9,7 +9,7 @@ import { serializeMessage } from '../message/serialize.js'
 import type { Integrations, JsonObject, MessageType, SentMessage } from '../message/types.js'
 import { quickCheck, randomUUID } from '#platform'
 import type { BuiltMessage, KeepParts } from '../queue/message-queue.js'
-import { LIBRARY, stampedText } from './stamp.js'
+import { stamp, stampedText } from '../message/wire.js'
 
 export interface MessageDefaults {
   context: JsonObject | undefined
@@ -44,26 +44,27 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   if (defaults.page && (message.properties === undefined || isPlainObject(message.properties))) message.properties = { ...defaults.page, ...(message.properties as JsonObject) }
   const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined) as Integrations | undefined
   const merged = mergeUnder(defaults.context, context as JsonObject | undefined)
-  // The common message (no traits, integrations, context, messageId or type of its own; no `toJSON`):
-  // only the caller's fields go through JSON.stringify, and the fields stamped below are written
-  // after them as text, which costs a fraction of serialising them (a JSON.stringify call alone
-  // costs more than that text). A bigint or a cycle leaves it to serializeMessage.
+  // The common message (no traits, integrations, context, messageId or other stamped field of its
+  // own: see `stamp` below; no `toJSON`): only the caller's fields go through JSON.stringify, and
+  // the fields stamped below are written after them as text (../message/wire.ts), which costs a
+  // fraction of serialising them (a JSON.stringify call alone costs more than that text). A bigint
+  // or a cycle leaves it to serializeMessage.
   let own: string | undefined
-  if (traits === undefined && !mergedIntegrations && !merged && messageId === undefined && message.toJSON === undefined && !('type' in message)) {
+  if (traits === undefined && !mergedIntegrations && !merged && messageId === undefined && message.toJSON === undefined) {
     try {
       own = JSON.stringify(message)
     } catch {
       // serializeMessage names the field, or writes the bigint.
     }
   }
-  message.type = type
   if (traits !== undefined && type !== 'page') message.traits = traits
   if (mergedIntegrations) message.integrations = mergedIntegrations
-  // A new object either way: the caller's `context` is never written to.
-  message.context = { ...merged, library: LIBRARY }
-  const id = (message.messageId = (messageId as string | undefined) ?? randomUUID())
+  const id = (messageId as string | undefined) ?? randomUUID()
   // A timestamp string passed ISO_8601 (digits, `T`, `:`, `.`, `+`, `-`, `Z`): nothing to escape.
-  const at = (message.timestamp = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso()))
+  const at = isDate(timestamp) ? timestamp.toISOString() : ((timestamp as string | undefined) ?? nowIso())
+  // `context`: a new object either way, the library over the merged one (the caller's is never
+  // written to). A stamped field of the caller's own (`type`) is replaced: its text is not used.
+  if (stamp(message, type, id, at, merged)) own = undefined
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
   // (../queue/arena.ts): no text of the whole is made, a third less to allocate.
   if (keepParts && own) return keepParts(message, own, type, id, at)

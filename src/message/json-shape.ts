@@ -1,7 +1,7 @@
 /**
  * The shape checks a message's JSON text must pass besides its size: nesting at most `MAX_DEPTH`
  * levels, and no `Map` or `Set` (which JSON turns into `{}`), each error naming the field. Shared
- * by ./serialize.ts and the byte store's parts (../queue/parts.ts).
+ * by ./serialize.ts and the byte store's parts (../queue/byte-queue.ts `checkParts`).
  */
 import { ValidationError } from '../errors.js'
 import { MAX_DEPTH } from '../limits.js'

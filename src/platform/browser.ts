@@ -4,8 +4,9 @@
  * plainer explanations (an unknown option is named without a guess, a failed fetch by its
  * message; a refusal's body is read whole: a page's collector answers briefly).
  */
-import { BodyBuilder } from '../client/batcher.js'
+import { BodyBuilder } from '../message/wire.js'
 import { ConfigError, messageOf, NetworkError } from '../errors.js'
+import type { MessageType } from '../message/types.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
 import { textQueue } from '../queue/text-queue.js'
@@ -33,7 +34,7 @@ export const missingKeyHint = ''
 export const peerOptions: Readonly<Record<string, string>> | undefined = undefined
 export const formatDetail: ((value: unknown) => string) | undefined = undefined
 export const endpointGuess = (_value: unknown): string => ''
-export const quickCheck = (_type: string, _message: Record<string, unknown>): boolean => false
+export const quickCheck = (_type: MessageType, _message: Record<string, unknown>): boolean => false
 
 export function refuseUnknownKeys(object: object, known: ReadonlySet<string>, at: string): void {
   for (const key of Object.keys(object)) if (!known.has(key)) throw new ConfigError(at ? `${at}.${key}` : key, `Unknown option \`${at ? `${at}.${key}` : key}\`.`)

@@ -15,6 +15,7 @@
  * Named exports (not an object): the bundler inlines and renames them, and a build keeps only
  * those it uses. The browser build's explanations and shortcuts are plainer ones, for its budget.
  */
+import type { MessageType } from '../message/types.js'
 import type { MessageQueue } from '../queue/message-queue.js'
 import type { QueueChoice } from '../queue/message-queue.js'
 import type { Recover } from '../queue/persisted-queue.js'
@@ -92,7 +93,7 @@ export declare const formatDetail: ((value: unknown) => string) | undefined
 /** ` (did you mean …?)` for an endpoint given as a host and port without a scheme (the browser's: `''`). */
 export declare function endpointGuess(value: unknown): string
 /** A fast yes for a well-formed message; the full check runs on a no (the browser's: always no). */
-export declare function quickCheck(type: string, message: Record<string, unknown>): boolean
+export declare function quickCheck(type: MessageType, message: Record<string, unknown>): boolean
 /** The error for a request that got no answer, naming the system error (the browser's: its message). */
 export declare function transportFailure(url: string, error: unknown): Error
 /** The first 16 KB of a refusal's body, read from its stream (the browser's: read whole, then cut). */

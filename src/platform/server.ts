@@ -5,7 +5,7 @@
  * webhooks, the collector and the testing kit, wherever they run (each probe here finds nothing
  * in a worker).
  */
-import { BodyBuilder } from '../client/batcher.js'
+import { BodyBuilder } from '../message/wire.js'
 import { ByteQueue } from '../queue/byte-queue.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
@@ -14,15 +14,15 @@ import type { HttpAnswer } from '../transport/types.js'
 import { drainBody } from '../transport/read-stream.js'
 import { Stop } from '../transport/stop.js'
 import type { ProcessHooks } from './platform.js'
-import { pooledUUID } from './pooled-uuid.js'
 import {
   bufferLength, holdProcess, onProcessExit, onProcessIdleExit, processExiting, readDebugSetting, setBackgroundTimeout,
 } from './server-runtime.js'
 import { absolutePath, openSpill } from './spill.js'
 import { platformTransport } from './transport.js'
-import { canPersist, consoleSink, formatUUID, identityStore, isBrowserLike, onPageHide } from './web.js'
+import { canPersist, consoleSink, identityStore, isBrowserLike, onPageHide } from './web.js'
 
 export * from './explained.js'
+export { randomUUID } from './pooled-uuid.js'
 export { canPersist, holdProcess, identityStore, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
 
 export const defaultTransport = platformTransport
@@ -48,22 +48,4 @@ export function createQueue(choice: QueueChoice, recover: Recover): MessageQueue
   if (choice.persist) return persistedQueue(choice.writeKey, envelope, recover)
   if (choice.transport.takesPooledBodies) return new ByteQueue(envelope)
   return textQueue(envelope)
-}
-
-/** RFC 4122 version 4 UUID: pooled where there is `Buffer`, else the runtime's `crypto`. */
-export function randomUUID(): string {
-  const id = pooledUUID()
-  if (id !== undefined) return id
-  const c = globalThis.crypto as Crypto | undefined
-  if (typeof c?.randomUUID === 'function') {
-    try {
-      return c.randomUUID()
-    } catch {
-      // randomUUID exists but refuses outside a secure context (a server build in an http page).
-    }
-  }
-  const bytes = new Uint8Array(16)
-  if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
-  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
-  return formatUUID(bytes)
 }

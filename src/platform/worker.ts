@@ -3,7 +3,7 @@
  * Workers, Vercel and Netlify Edge, and any web-standard runtime. The global `fetch`, the text
  * queue, timers as they are (a worker has no process to keep alive), and every explanation.
  */
-import { BodyBuilder } from '../client/batcher.js'
+import { BodyBuilder } from '../message/wire.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import type { Recover } from '../queue/persisted-queue.js'
 import { textQueue } from '../queue/text-queue.js'

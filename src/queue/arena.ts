@@ -17,21 +17,12 @@
  * Each region is released once, by the batch that owns it (./byte-queue.ts `ByteBatch#release`,
  * which a second call leaves alone): a second release would free a slab still in use.
  */
-import { stampParts, type Stamp } from '../client/stamp.js'
 import type { MessageType } from '../message/types.js'
+import { stampTemplate, stampValue, type BodyBuilder, type Stamp, type Template } from '../message/wire.js'
+import type { BuiltMessage } from './message-queue.js'
 
-/** What the arena reads of a built message (../client/build-message.ts `BuiltMessage`). */
-interface BuiltText {
-  readonly json: string
-  readonly bytes: number
-  readonly ownJson?: string
-  readonly stamp?: Stamp
-}
-
-/** What the arena reads of a body builder (../client/batcher.ts `BodyBuilder`): its envelope. */
-interface BodyBuilder {
-  build(messages: readonly [], sentAt: string): string
-}
+/** What the arena reads of a built message. */
+type BuiltText = Pick<BuiltMessage, 'json' | 'bytes' | 'ownJson' | 'stamp'>
 
 /** Bytes of a slab; a larger message or body gets a slab of its own, not kept for reuse. */
 const SLAB_BYTES = 256 * 1024
@@ -96,25 +87,34 @@ export function writeMessage(built: BuiltText, ascii: boolean): number {
 }
 
 /**
- * The stamped text's constant parts (../client/stamp.ts `stampParts`) as bytes, per type: made on
- * first use, as this module is loaded where there is no `Buffer` too (a worker bundling the Node
- * build).
+ * A template's constant parts (../message/wire.ts) as bytes (its markers left as they are): made
+ * on first use, as this module is loaded where there is no `Buffer` too (a worker bundling the
+ * Node build).
  */
-const partBytes: Partial<Record<MessageType, Buffer[]>> = {}
+const templateBytes = new WeakMap<Template, ReadonlyArray<Buffer | string | undefined>>()
 
-/** Writes `"type":…,"messageId":"<id>","timestamp":"<at>"}` at `from`. */
-function writeStamp(slab: Buffer, from: number, { type, id, at }: Stamp): void {
-  const parts = (partBytes[type] ??= stampParts(type).map((part) => Buffer.from(part, 'latin1')))
-  const head = parts[0]!
-  const middle = parts[1]!
-  slab.set(head, from)
-  let i = from + head.length
-  i += write(slab, id, i, id.length, true)
-  slab.set(middle, i)
-  i += middle.length
-  i += write(slab, at, i, at.length, true)
-  // The end is two bytes (`"}`): set one by one, cheaper than a call.
-  const end = parts[2]!
+const bytesOf = (template: Template): ReadonlyArray<Buffer | string | undefined> => {
+  let parts = templateBytes.get(template)
+  if (parts === undefined) templateBytes.set(template, (parts = template.map((part, i) => (i & 1 ? part : Buffer.from(part!, 'utf8')))))
+  return parts
+}
+
+/** A message type's stamped text as bytes (a lookup per type, cheaper than the WeakMap's). */
+const stampBytes: Partial<Record<MessageType, ReadonlyArray<Buffer | string | undefined>>> = {}
+
+/** Writes the stamped text (`"type":…,"timestamp":"<at>"}`) at `from`: its constant parts, and the stamp's values between them. */
+function writeStamp(slab: Buffer, from: number, stamp: Stamp): void {
+  const parts = (stampBytes[stamp.type] ??= bytesOf(stampTemplate(stamp.type)))
+  let i = from
+  for (let n = 0; n < parts.length - 1; n += 2) {
+    const part = parts[n] as Buffer
+    slab.set(part, i)
+    i += part.length
+    const value = stampValue(parts[n + 1] as string, stamp)
+    i += write(slab, value, i, value.length, true)
+  }
+  // The end is short (`"}`): set byte by byte, cheaper than a call.
+  const end = parts[parts.length - 1] as Buffer
   for (let k = 0; k < end.length; k++) slab[i + k] = end[k]!
 }
 
@@ -150,50 +150,39 @@ export const currentSlab = (): Slab => current!
 export const heldText = (held: Held): string => held.slab.bytes.toString(held.ascii ? 'latin1' : 'utf8', held.at, held.at + held.bytes)
 
 /**
- * A builder's envelope (../client/batcher.ts), cut once: `{"batch":[` before the messages, and
- * the rest around its `sentAt` (with `plainText`, the write key, which may be any text; JSON
- * escapes a NUL in it, so the marker below is found only where `sentAt` goes).
- */
-const envelopes = new WeakMap<BodyBuilder, Envelope>()
-
-/** The envelope's text before the messages, and after them around `sentAt`, with their bytes. */
-type Envelope = readonly [head: string, beforeSentAt: string, afterSentAt: string, bytesAfter: number]
-
-function envelopeOf(builder: BodyBuilder): Envelope {
-  const empty = builder.build([], '\0')
-  const cut = empty.indexOf('[') + 1
-  const [before, after] = empty.slice(cut).split('\0') as [string, string]
-  const envelope = [empty.slice(0, cut), before, after, Buffer.byteLength(before) + Buffer.byteLength(after)] as const
-  envelopes.set(builder, envelope)
-  return envelope
-}
-
-/**
- * `batch`'s request body (the envelope of `builder` around its held messages), in a slab: the
- * body, and its region (to `release` once no attempt sends it and the transport has written it).
+ * `batch`'s request body (the envelope of `builder`, ../message/wire.ts, around its held
+ * messages), in a slab: the body, and its region (to `release` once no attempt sends it and the
+ * transport has written it).
  */
 export function heldBody(builder: BodyBuilder, batch: readonly Held[]): [body: Uint8Array<ArrayBuffer>, region: Held] {
-  const [head, beforeSentAt, afterSentAt, bytesAfter] = envelopes.get(builder) ?? envelopeOf(builder)
+  const parts = bytesOf(builder.template)
   const sentAt = new Date().toISOString()
-  const after = beforeSentAt + sentAt + afterSentAt
-  // (An ISO date is ASCII: a byte a character.)
-  const afterBytes = bytesAfter + sentAt.length
-  let length = head.length + afterBytes + Math.max(0, batch.length - 1)
+  // Its markers are the messages (`undefined`) and `sentAt` (an ISO date: ASCII, a byte a character).
+  let length = Math.max(0, batch.length - 1)
+  for (let n = 0; n < parts.length; n++) length += n & 1 ? (parts[n] === undefined ? 0 : sentAt.length) : (parts[n] as Buffer).length
   for (const m of batch) length += m.bytes
   const at = room(length)
   const slab = current!
   const out = slab.bytes
-  let i = at + write(out, head, at, head.length, true)
-  for (let n = 0; n < batch.length; n++) {
-    if (n > 0) out[i++] = 0x2c // ','
-    const m = batch[n]!
-    // A view and `set`: what `Buffer#copy` does after its checks, which took more than half of
-    // each copy's time in a fresh process.
-    const from = m.slab.bytes
-    out.set(new Uint8Array(from.buffer, from.byteOffset + m.at, m.bytes), i)
-    i += m.bytes
+  let i = at
+  for (let n = 0; n < parts.length; n++) {
+    const part = parts[n]
+    if (!(n & 1)) {
+      out.set(part as Buffer, i)
+      i += (part as Buffer).length
+    } else if (part !== undefined) i += write(out, sentAt, i, sentAt.length, true)
+    else {
+      for (let k = 0; k < batch.length; k++) {
+        if (k > 0) out[i++] = 0x2c // ','
+        const m = batch[k]!
+        // A view and `set`: what `Buffer#copy` does after its checks, which took more than half of
+        // each copy's time in a fresh process.
+        const from = m.slab.bytes
+        out.set(new Uint8Array(from.buffer, from.byteOffset + m.at, m.bytes), i)
+        i += m.bytes
+      }
+    }
   }
-  write(out, after, i, afterBytes, afterBytes === after.length)
   return [out.subarray(at, at + length) as Uint8Array<ArrayBuffer>, { slab, at, bytes: length, ascii: true }]
 }
 

@@ -7,8 +7,8 @@
  * - ./byte-queue.ts: UTF-8 bytes in reused slabs outside the JavaScript heap (Node's transport).
  * test/queue/contract.test.ts runs the same suite against each.
  */
-import type { Stamp } from '../client/stamp.js'
 import type { MessageType, SentMessage } from '../message/types.js'
+import type { Stamp } from '../message/wire.js'
 import type { Transport } from '../transport/types.js'
 
 /** What a platform chooses a client's queue by (../platform/platform.ts `createQueue`). */
@@ -43,7 +43,7 @@ export interface BuiltMessage {
 }
 
 /**
- * How a queue that copies a message's text from its parts (the byte store: ./parts.ts)
+ * How a queue that copies a message's text from its parts (the byte store: ./byte-queue.ts)
  * keeps the message `buildMessage` completed: `ownJson`, the caller's fields as JSON, and the
  * stamped fields' values.
  */

@@ -4,9 +4,8 @@
  * until it is settled, and the messages of pages that are gone recovered once, ahead of this
  * page's own.
  */
-import type { BodyBuilder } from '../client/batcher.js'
-import type { BuiltMessage } from './message-queue.js'
-import type { MessageQueue } from './message-queue.js'
+import type { BodyBuilder } from '../message/wire.js'
+import type { BuiltMessage, MessageQueue } from './message-queue.js'
 import { pageStore } from './page-store.js'
 import { textQueue } from './text-queue.js'
 

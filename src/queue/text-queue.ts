@@ -6,8 +6,7 @@
  *
  * (Closures, not classes: the browser build minifies their names away, and it has a budget.)
  */
-import type { BodyBuilder } from '../client/batcher.js'
-import { cut } from './cut.js'
+import { cut, type BodyBuilder } from '../message/wire.js'
 import type { MessageQueue, QueueBatch } from './message-queue.js'
 import type { Store } from './page-store.js'
 

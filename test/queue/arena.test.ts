@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { currentSlab, heldBody, heldText, isAscii, release, writeMessage, type Held } from '../../src/queue/arena.js'
-import { BodyBuilder } from '../../src/client/batcher.js'
+import { BodyBuilder } from '../../src/message/wire.js'
 import { utf8Length } from '../../src/limits.js'
 import type { SentMessage } from '../../src/message/types.js'
 

@@ -4,11 +4,11 @@
  * Locks: the real browser is test/runtimes/chromium-persist*.test.ts) and the Node byte store.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { BodyBuilder } from '../../src/client/batcher.js'
+import { BodyBuilder } from '../../src/message/wire.js'
 import { utf8Length } from '../../src/limits.js'
 import { buildMessage } from '../../src/client/build-message.js'
 import type { BuiltMessage } from '../../src/queue/message-queue.js'
-import { LIBRARY } from '../../src/client/stamp.js'
+import { LIBRARY } from '../../src/message/wire.js'
 import type { SentMessage } from '../../src/message/types.js'
 import { ByteQueue } from '../../src/queue/byte-queue.js'
 import type { MessageQueue, QueueBatch } from '../../src/queue/message-queue.js'

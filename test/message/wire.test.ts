@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BodyBuilder } from '../../src/client/batcher.js'
-import { cut as splitIntoBatches } from '../../src/queue/cut.js'
+import { BodyBuilder, cut as splitIntoBatches } from '../../src/message/wire.js'
 import type { TextMessage } from '../../src/queue/text-queue.js'
 import { utf8Length } from '../../src/limits.js'
 
