@@ -105,7 +105,7 @@ export class Delivery {
     this.#hooks = hooks
     this.#log = log
     this.#limiter = new Limiter(options.maxConcurrentRequests, this.#stop.signal)
-    // Frozen: the Node transport then makes its list of them once (src/platform/node-http.ts).
+    // Frozen: the same object goes with every request, and no one may change it.
     this.#headers = Object.freeze<Record<string, string>>(options.plainText
       ? { 'Content-Type': 'text/plain' }
       : { 'Content-Type': 'application/json', Authorization: basicAuth(options.writeKey) })

@@ -147,25 +147,12 @@ function targetOf(input: string | URL): Target {
   return target
 }
 
-/** The lists made from frozen headers objects (a client's, sent with every request), per target. */
-const headerLists = new WeakMap<Record<string, string>, { target: Target; list: readonly string[] }>()
-
 /**
  * A request's headers as a flat list, which Node sends as is (no per-header map, name lookups or
  * copies), with `Host` and the URL's credentials unless given, and `contentLength` last (one
- * given is left out). The part before `Content-Length` is made once for a frozen headers object
- * and the same target, and copied into each request's list: a client sends the same headers to the
- * same URL with every batch.
+ * given is left out).
  */
 function headerList(headers: Record<string, string> | undefined, target: Target, contentLength: number): string[] {
-  const made = headers && headerLists.get(headers)
-  const list = made?.target === target ? made.list.slice() : listOf(headers, target)
-  list.push('Content-Length', String(contentLength))
-  return list
-}
-
-/** The list before `Content-Length`; kept for a frozen `headers` (a copy: each request appends to its own). */
-function listOf(headers: Record<string, string> | undefined, target: Target): string[] {
   const list: string[] = []
   let host = true
   let authorization = target.authorization !== undefined
@@ -178,7 +165,7 @@ function listOf(headers: Record<string, string> | undefined, target: Target): st
   }
   if (host) list.push('Host', target.host)
   if (authorization) list.push('Authorization', target.authorization!)
-  if (headers && Object.isFrozen(headers)) headerLists.set(headers, { target, list: list.slice() })
+  list.push('Content-Length', String(contentLength))
   return list
 }
 

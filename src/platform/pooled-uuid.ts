@@ -20,14 +20,6 @@ const DASH = 45
 
 let pool: Uint8Array | undefined
 let next = POOL_BYTES
-/**
- * Where a fill starts serving: the first serves its last 16 UUIDs only, so the refill runs again
- * at the 17th call, once V8 records how each step of `pooledUUID` goes. Refilled first at the
- * 257th, after V8 had optimised the function without it, the refill deoptimised it and it was
- * compiled again, in every process (`node --trace-deopt`); bench/peers.mjs `--part e2e --sdk
- * ours`, in turns with and without this, showed the cost.
- */
-let servedFrom = POOL_BYTES - 16 * 16
 let text: Latin1Buffer | undefined
 
 /** A UUID, or `undefined` where there is no `Buffer` with `latin1Slice` or no `crypto.getRandomValues`. */
@@ -43,8 +35,7 @@ function pooledUUID(): string | undefined {
   if (next + 16 > POOL_BYTES) {
     if (typeof globalThis.crypto?.getRandomValues !== 'function') return undefined
     globalThis.crypto.getRandomValues(pool!)
-    next = servedFrom
-    servedFrom = 0
+    next = 0
   }
   const bytes = pool!
   const out = text

@@ -104,7 +104,7 @@ describe('nodeRequest', () => {
     expect(await answer(`http://127.0.0.1:${port}/v1/batch?x=1`)).toMatchObject({ url: '/v1/batch?x=1' })
   })
 
-  it('sends each request the headers it is given: a frozen object\'s list is kept per target, another is read again', async () => {
+  it('sends each request the headers it is given, read at each request: one object to two targets, and one changed between two requests', async () => {
     const answer = async (url: string, headers: Record<string, string>) =>
       JSON.parse(await (await nodeRequest(url, { method: 'POST', headers, body: '{}' })).text())
     // Frozen (as a client's are): the same object to two targets, each with its own Host and credentials.
