@@ -5,7 +5,7 @@
  * violation; 120 messages listed, so "Show more" among them), and the audience and deletion forms stacked at 390 px wide.
  */
 import { describe, expect, it } from 'vitest'
-import { consoleUnderTest, eventually, expectSignOut, expectStackedAt390, focused, seriousViolations } from './support.js'
+import { consoleUnderTest, expectFocusAfterRemoveUrl, expectFocusAfterSignIn, expectSignOut, expectStackedAt390, seriousViolations } from './support.js'
 
 const TOKEN = 'a11y-admin-token-0123456789'
 
@@ -18,21 +18,13 @@ const ui = consoleUnderTest({
 describe('console accessibility', () => {
   it('moves focus to the main heading after sign-in, whose next stop is the skip link to the messages', async () => {
     const page = await ui.signedIn()
-    await eventually(() => focused(page)).toBe('Sources and the Webhooks destination')
-    await page.keyboard.press('Tab')
-    expect(await focused(page)).toBe('Skip to messages')
-    await expect.poll(() => page.getByRole('link', { name: 'Skip to messages' }).isVisible()).toBe(true)
-    await page.keyboard.press('Enter')
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Messages')
+    await expectFocusAfterSignIn(page)
     await page.close()
   })
 
   it('moves focus to the previous URL field, or to "Add URL", after "Remove URL"', async () => {
     const page = await ui.signedIn()
-    await page.getByRole('button', { name: 'Remove URL 2' }).click()
-    expect(await focused(page)).toBe('URL 1')
-    await page.getByRole('button', { name: 'Remove URL 1' }).click()
-    expect(await focused(page)).toBe('Add URL')
+    await expectFocusAfterRemoveUrl(page)
     expect(ui.pageErrors).toEqual([])
     await page.close()
   })

@@ -5,13 +5,15 @@
  * what was typed and lists how it differs from what B saved; an error is shown next to the field
  * by its label; header values stay when only the URL changes (and process A applies that); the
  * chart of A counts the deliveries B made; axe-core finds no serious or critical violation on a
- * page listing messages the other process accepted; the layout stacks at 390 px; sign-out.
+ * page listing messages the other process accepted; the layout stacks at 390 px; sign-out; focus
+ * after sign-in and after "Remove URL", the skip link, and the shared secret's explanation.
  */
 import { describe, expect, it } from 'vitest'
 import { startRedis } from '../helpers/queue-servers.js'
 import { onQueueServer, send, startReceiver } from '../collector/durable/support.js'
 import {
-  changeOnlyTheUrl, consoleOfProcesses, eventually, expectSignOut, expectStackedAt390, expectUrlErrorByLabel, saveSettings, seriousViolations,
+  changeOnlyTheUrl, consoleOfProcesses, eventually, expectFocusAfterRemoveUrl, expectFocusAfterSignIn, expectSecretExplained, expectSignOut,
+  expectStackedAt390, expectUrlErrorByLabel, saveSettings, seriousViolations,
   settingsAt, sourceOf, staleSaveRefused, withTwoCollectors,
 } from './support.js'
 
@@ -87,6 +89,16 @@ describe('the console with two collectors on Redis: settings, chart, accessibili
     expect(await seriousViolations(page)).toEqual([])
     await expectStackedAt390(page)
     await expectSignOut(page)
+    expect(ui.pageErrors).toEqual([])
+    await page.close()
+  }), 60_000)
+
+  it('moves focus for keyboard users (after sign-in, the skip link, after "Remove URL") and explains the shared secret, on a page of B', () => withTwoCollectors(server, async (_a, b) => {
+    const page = await ui.signedIn(b)
+    await expectFocusAfterSignIn(page)
+    await expectSecretExplained(page)
+    await sourceOf(page).getByRole('button', { name: 'Add URL' }).click()
+    await expectFocusAfterRemoveUrl(page)
     expect(ui.pageErrors).toEqual([])
     await page.close()
   }), 60_000)

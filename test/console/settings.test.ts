@@ -7,7 +7,7 @@
  * clears the status of the last; header values stay when only the URL changes.
  */
 import { describe, expect, it } from 'vitest'
-import { changeOnlyTheUrl, configErrorOf, consoleUnderTest, errorOf, eventually, expectUrlErrorByLabel, saveSettings, settingsAt, sourceOf as source, staleSaveRefused } from './support.js'
+import { changeOnlyTheUrl, configErrorOf, consoleUnderTest, errorOf, eventually, expectSecretExplained, expectUrlErrorByLabel, saveSettings, settingsAt, sourceOf as source, staleSaveRefused } from './support.js'
 
 const TOKEN = 'settings-admin-token-0123456789'
 const HOOK = 'https://receiver.test/hook'
@@ -91,8 +91,7 @@ describe('the settings forms', () => {
 
   it('says what the shared secret signs and how a receiver verifies it', async () => {
     const page = await ui.signedIn()
-    const help = source(page).getByText(/X-Signature/)
-    expect(await help.textContent()).toMatch(/hex HMAC-SHA1 of the raw request body.*verifySignature from isomorphic-analytics\/webhooks/)
+    await expectSecretExplained(page)
     await page.close()
   })
 

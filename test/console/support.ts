@@ -213,6 +213,30 @@ export const focused = (page: Page) => page.evaluate(() => {
   return element?.id && document.querySelector(`label[for="${element.id}"]`)?.textContent || element?.textContent || ''
 })
 
+/** After sign-in, focus is on the main heading; its next stop is the skip link, which leads to the messages. */
+export async function expectFocusAfterSignIn(page: Page): Promise<void> {
+  await eventually(() => focused(page)).toBe('Sources and the Webhooks destination')
+  await page.keyboard.press('Tab')
+  expect(await focused(page)).toBe('Skip to messages')
+  await expect.poll(() => page.getByRole('link', { name: 'Skip to messages' }).isVisible()).toBe(true)
+  await page.keyboard.press('Enter')
+  expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Messages')
+}
+
+/** With two URLs on the form: removing URL 2 focuses URL 1; removing URL 1 then focuses "Add URL". */
+export async function expectFocusAfterRemoveUrl(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Remove URL 2' }).click()
+  expect(await focused(page)).toBe('URL 1')
+  await page.getByRole('button', { name: 'Remove URL 1' }).click()
+  expect(await focused(page)).toBe('Add URL')
+}
+
+/** The shared secret's line says what it signs and how a receiver verifies it. */
+export async function expectSecretExplained(page: Page): Promise<void> {
+  const help = sourceOf(page).getByText(/X-Signature/)
+  expect(await help.textContent()).toMatch(/hex HMAC-SHA1 of the raw request body.*verifySignature from isomorphic-analytics\/webhooks/)
+}
+
 /** Signs out: back to the sign-in form (focused, empty), the event stream ended; a wrong token is then refused. */
 export async function expectSignOut(page: Page): Promise<void> {
   const streamEnded = page.waitForEvent('requestfailed', (request) => request.url().includes('/v1/admin/messages/stream'))
