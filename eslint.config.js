@@ -31,7 +31,7 @@ export default tseslint.config(
   {
     // (The queue's Node byte store, ./src/queue/, holds messages in `Buffer`s: chosen only with the
     // Node transport.)
-    files: ['src/platform/**/*.ts', 'src/cli/**/*.ts', 'src/collector/server/**/*.ts', 'src/queue/arena.ts', 'src/queue/byte-queue.ts'],
+    files: ['src/platform/**/*.ts', 'src/cli/**/*.ts', 'src/collector/server/**/*.ts', 'src/queue/byte-store.ts'],
     rules: { 'no-restricted-globals': 'off', 'no-restricted-imports': 'off' },
   },
 )

@@ -6,7 +6,8 @@
 // reports/mutation/mutation.html (and .json).
 import { relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { selectModules } from './mutation-modules.mjs'
+import { readFileSync } from 'node:fs'
+import { mutateTarget, selectModules } from './mutation-modules.mjs'
 
 let modules
 try {
@@ -25,7 +26,7 @@ process.env.MUTATION_MODULES = modules.map((module) => module.name).join(',')
 
 const { Stryker } = await import('@stryker-mutator/core')
 const started = Date.now()
-const results = await new Stryker({ mutate: modules.map((module) => module.file) }).runMutationTest()
+const results = await new Stryker({ mutate: modules.map((module) => mutateTarget(module, readFileSync(module.file, 'utf8'))) }).runMutationTest()
 const seconds = Math.round((Date.now() - started) / 1000)
 
 // Stryker's score: mutants detected (killed, or timed out) of those that ran or had no test.

@@ -42,8 +42,9 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   if (type === 'page' && traits !== undefined) message.properties = message.properties === undefined ? traits : { ...(traits as JsonObject), ...(message.properties as JsonObject) }
   // The page's own properties, under the caller's (a `properties` that is not an object is the caller's to answer for).
   if (defaults.page && (message.properties === undefined || isPlainObject(message.properties))) message.properties = { ...defaults.page, ...(message.properties as JsonObject) }
-  const mergedIntegrations = mergeUnder(defaults.integrations, integrations as Integrations | undefined) as Integrations | undefined
-  const merged = mergeUnder(defaults.context, context as JsonObject | undefined)
+  // The client's defaults under the call's own (no merge at all where the client has none).
+  const mergedIntegrations = (defaults.integrations ? mergeUnder(defaults.integrations, integrations as Integrations | undefined) : integrations) as Integrations | undefined
+  const merged = defaults.context ? mergeUnder(defaults.context, context as JsonObject | undefined) : (context as JsonObject | undefined)
   // The common message (no traits, integrations, context, messageId or other stamped field of its
   // own: see `stamp` below; no `toJSON`): only the caller's fields go through JSON.stringify, and
   // the fields stamped below are written after them as text (../message/wire.ts), which costs a
@@ -66,7 +67,7 @@ export function buildMessage(type: MessageType, input: unknown, defaults: Messag
   // written to). A stamped field of the caller's own (`type`) is replaced: its text is not used.
   if (stamp(message, type, id, at, merged)) own = undefined
   // Where the arena will hold it, the parts are checked apart and kept, and it writes each
-  // (../queue/arena.ts): no text of the whole is made, a third less to allocate.
+  // (../queue/byte-store.ts): no text of the whole is made, a third less to allocate.
   if (keepParts && own) return keepParts(message, own, type, id, at)
   // Elsewhere checking it as a whole also makes it one flat string: joined parts would be many
   // objects for the garbage collector to move while the message waits in the queue.

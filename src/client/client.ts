@@ -62,9 +62,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   readonly #queue: MessageQueue
   /** Option `identity`: the ids kept for calls that name no user (undefined: off). */
   readonly #identity: Identity | undefined
-  /** Messages waiting for an async `schema` verdict, and those queued after them. */
-  readonly #validated = new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) =>
-    this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
+  /** With option `schema`: messages waiting for an async verdict, and those queued after them. */
+  readonly #validated: OrderedGate<BuiltMessage> | undefined
   /** Dropped since the last drop report. */
   #dropped: SentMessage[] = []
   /** Each batch handed to delivery and not settled yet: its delivery, and its messages (for the spill at exit). */
@@ -91,6 +90,8 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     this.#log = createLogger('analytics:client', this.#options.debug)
     // (Where there is no page, this touches no storage: constructing never throws for it.)
     this.#identity = this.#options.identity && new Identity(this.#options.identity)
+    this.#validated = this.#options.schema && new OrderedGate<BuiltMessage>((built) => this.#accept(built), (built, error) =>
+      this.#refuse(error ?? new AbortedError(`close() ran out of time before the schema of event ${JSON.stringify((built.message as SentMessage<'track'>).event)} answered.`, { messages: [built.message] })))
     // A listener that throws is reported on console.error (the emitter does it).
     this.#events = new Emitter<ClientEvents>(['flush', 'retry', 'error'])
     this.#delivery = new Delivery(this.#options, {
@@ -145,7 +146,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
     if (processHooks) {
       const hooks = processHooks
       onIdleExit = (client: Client) => {
-        if (client.#queue.length === 0 && client.#pending.size === 0 && client.#validated.size === 0) return
+        if (client.#queue.length === 0 && client.#pending.size === 0 && !client.#validated?.size) return
         client.#log('process is exiting; flushing first')
         void client.flush()
       }
@@ -324,9 +325,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
   flush(): Promise<FlushResult> {
     // Messages waiting for an async schema verdict were queued before this call: wait for them
     // (holding the process meanwhile too).
-    if (this.#validated.size) {
+    const gate = this.#validated
+    if (gate?.size) {
       const release = holdProcess()
-      return this.#validated.settled().then(() => this.#flushNow()).finally(release)
+      return gate.settled().then(() => this.#flushNow()).finally(release)
     }
     return this.#flushNow()
   }
@@ -366,7 +368,7 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       clearTimeout(bound)
       if (first !== 'expired') return first
       this.#log(`close(${timeoutMs}) ran out of time; aborting what is left`)
-      this.#validated.stop()
+      this.#validated?.stop()
       this.#delivery.stop()
       return flushed
     })()
@@ -389,8 +391,10 @@ export class Client<Events = AnyEvents, Traits = JsonObject, GroupTraits = JsonO
       }
       if (type === 'identify') identity.remember(built.message.userId)
     }
-    const { schema } = this.#options
-    this.#validated.push(built, schema && type === 'track' ? checkEvent(schema, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
+    // With a schema, the gate keeps the call order behind a verdict not yet known.
+    const gate = this.#validated
+    if (gate) gate.push(built, type === 'track' ? checkEvent(this.#options.schema!, built.message as SentMessage<'track'>, this.#options.timeout) : undefined)
+    else this.#accept(built)
     return built.message as SentMessage<T>
   }
 

@@ -18,7 +18,7 @@
  * Other numbers have the value a 64-bit float gives them, as with `JSON.parse` (`1.0` → `1`).
  */
 import { MAX_DEPTH } from '../limits.js'
-import { tooDeep } from './json-shape.js'
+import { tooDeep } from './validate.js'
 
 type LosslessJson = typeof import('lossless-json')
 

@@ -8,7 +8,7 @@
  */
 import { MessageTooLargeError, messageOf, ValidationError } from '../errors.js'
 import { MAX_DEPTH, MAX_MESSAGE_BYTES } from '../limits.js'
-import { deeperThan, refuseCollections, tooDeep, tooDeepError } from './json-shape.js'
+import { deeperThan, refuseCollections, tooDeep, tooDeepError } from './validate.js'
 import { utf8ByteLength } from '#platform'
 
 export interface Serialized {

@@ -6,7 +6,7 @@
  * - the text: each definition's JSON text cut at its markers (`template`), the values written
  *   between the parts: a message's stamped fields after its own JSON (`stampedText`), a request
  *   body (`BodyBuilder#build`);
- * - the bytes: the Node byte store (../queue/arena.ts) copies the same parts as bytes.
+ * - the bytes: the Node byte store (../queue/byte-store.ts) copies the same parts as bytes.
  * Adding a stamped field (or an envelope field) is one line in its definition.
  */
 import { MAX_BATCH_BYTES } from '../limits.js'
@@ -76,7 +76,7 @@ export function stamp(message: Record<string, unknown>, type: MessageType, id: s
  */
 export const stampedText = (type: MessageType, id: string, at: string): string => fill(stampTemplate(type), [, id, at])
 
-/** A message's stamped values, kept apart from its object (the byte store writes them: ../queue/). */
+/** A message's stamped values, kept apart from its object (the byte store writes them: ../queue/byte-store.ts). */
 export interface Stamp {
   type: MessageType
   id: string

@@ -6,7 +6,7 @@
  * in a worker).
  */
 import { BodyBuilder } from '../message/wire.js'
-import { ByteQueue } from '../queue/byte-queue.js'
+import { ByteQueue } from '../queue/byte-store.js'
 import type { MessageQueue, QueueChoice } from '../queue/message-queue.js'
 import { persistedQueue, type Recover } from '../queue/persisted-queue.js'
 import { textQueue } from '../queue/text-queue.js'
@@ -22,7 +22,7 @@ import { platformTransport } from './transport.js'
 import { canPersist, consoleSink, identityStore, isBrowserLike, onPageHide } from './web.js'
 
 export * from './explained.js'
-export { randomUUID } from './pooled-uuid.js'
+export { randomUUID } from './server-runtime.js'
 export { canPersist, holdProcess, identityStore, isBrowserLike, onPageHide, readDebugSetting, setBackgroundTimeout }
 
 export const defaultTransport = platformTransport

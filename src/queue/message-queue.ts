@@ -4,7 +4,7 @@
  * made (by its platform's `createQueue`, ../platform/), never checked again:
  * - ./text-queue.ts: the messages' JSON text as strings (browsers, workers, a `fetch` of one's own);
  * - ./persisted-queue.ts: the same, mirrored into the page's `localStorage` (option `persist`);
- * - ./byte-queue.ts: UTF-8 bytes in reused slabs outside the JavaScript heap (Node's transport).
+ * - ./byte-store.ts: UTF-8 bytes in reused slabs outside the JavaScript heap (Node's transport).
  * test/queue/contract.test.ts runs the same suite against each.
  */
 import type { MessageType, SentMessage } from '../message/types.js'
@@ -21,12 +21,11 @@ export interface QueueChoice {
 
 /**
  * A built message: the object the call returns, its JSON text and that text's UTF-8 length. Built
- * for a queue that keeps parts (`buildMessage`'s (../client/build-message.ts) `keepParts`: the byte store), the common message
- * keeps its text as parts instead, which the arena writes one after the other
- * (./arena.ts `writeMessage`): the caller's
- * fields as JSON, then the stamped ones from their values (`"type":…,"timestamp":"…"}`). `json`
- * is then empty: neither the whole text nor the stamped fields' text is ever made as a string
- * (they were a sixth of what a `track()` allocated).
+ * for a queue that keeps parts (`buildMessage`'s (../client/build-message.ts) `keepParts`: the
+ * byte store), the common message keeps its text as parts instead, which the byte store writes
+ * one after the other (./byte-store.ts `writeMessage`): the caller's fields as JSON, then the
+ * stamped ones from their values (`"type":…,"timestamp":"…"}`). `json` is then empty: neither the
+ * whole text nor the stamped fields' text is ever made as a string.
  */
 export interface BuiltMessage {
   message: SentMessage
@@ -43,7 +42,7 @@ export interface BuiltMessage {
 }
 
 /**
- * How a queue that copies a message's text from its parts (the byte store: ./byte-queue.ts)
+ * How a queue that copies a message's text from its parts (the byte store: ./byte-store.ts)
  * keeps the message `buildMessage` completed: `ownJson`, the caller's fields as JSON, and the
  * stamped fields' values.
  */

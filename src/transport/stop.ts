@@ -7,11 +7,9 @@
  *
  * Not a `Set` either. Every request adds a listener and removes it when it ends, and on V8 a `Set`
  * that many entries pass through keeps the removed ones (and all that their closures hold: the
- * request, its answer) alive through young-generation collections until the next full one. In
- * the loops of 9,000 `track()` calls that follow a flush, the first such collection then copied
- * about ten times what it copied with this array (`node --trace-gc-nvp`); a
- * `Set` that took and dropped 2,000 objects, 8 at a time, kept all 3.3 MB of them through two
- * young collections, an array 46 KB. An array that removes an entry by `splice` keeps nothing.
+ * request, its answer) alive through young-generation collections until the next full one
+ * (`node --trace-gc-nvp` shows the copying). An array that removes an entry by `splice` keeps
+ * nothing.
  */
 export interface StopSignal {
   readonly aborted?: boolean

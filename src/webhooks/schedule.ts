@@ -7,7 +7,7 @@
  */
 import { ClientClosedError, type AnalyticsError } from '../errors.js'
 import type { Emitter } from '../emitter.js'
-import { retry } from '../transport/retry.js'
+import { retry } from '../transport/attempt.js'
 import type { StopSignal } from '../transport/stop.js'
 import { isRetryableError } from '../transport/retry-policy.js'
 import { attemptOnce, type AttemptTarget, type UrlResult } from './attempt.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Limiter } from '../../src/client/limiter.js'
+import { Limiter } from '../../src/client/delivery.js'
 
 const tick = () => new Promise((r) => setTimeout(r, 0))
 

@@ -25,7 +25,7 @@ async function freshRandomUUID(): Promise<() => string> {
 
 describe('randomUUID', () => {
   // Where `Buffer` exists (Node, Bun), from a pool of crypto.getRandomValues bytes (4,096: 256
-  // UUIDs a fill), each written as one flat string (../../src/platform/pooled-uuid.ts).
+  // UUIDs a fill), each written as one flat string (../../src/platform/server-runtime.ts).
   it('draws from a pool of random bytes where Buffer exists: distinct v4 UUIDs across refills', () => {
     const ids = new Set(Array.from({ length: 1_000 }, () => randomUUID()))
     expect(ids.size).toBe(1_000)

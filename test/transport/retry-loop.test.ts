@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { HttpError, NetworkError } from '../../src/errors.js'
-import { attemptsOf, retry, type RetryInfo } from '../../src/transport/retry.js'
+import { attemptsOf, retry, type RetryInfo } from '../../src/transport/attempt.js'
 
 afterEach(() => {
   vi.useRealTimers()

@@ -9,10 +9,9 @@
  * accepted or refused as a unit, so a client never has to guess which half arrived.
  */
 import { INGEST_MAX_MESSAGE_BYTES, MAX_DEPTH } from '../../limits.js'
-import { tooDeep } from '../../message/json-shape.js'
 import { serializeMessage } from '../../message/serialize.js'
 import { MESSAGE_TYPES, type MessageType } from '../../message/types.js'
-import { describe, isPlainObject, validateMessage } from '../../message/validate.js'
+import { describe, isPlainObject, tooDeep, validateMessage } from '../../message/validate.js'
 import { randomUUID } from '#platform'
 import { badRequest, fromMessageError } from '../http/errors.js'
 import { assign, mergeUnder } from '../../message/merge.js'
