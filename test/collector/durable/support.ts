@@ -157,10 +157,14 @@ export function settledMarks(url: string): Promise<number> {
     async (client) => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n))
 }
 
-/** Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts). */
+/**
+ * Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts)
+ * and, on Redis, the counts of the payloads kept for replay in the jobs the queue's obliteration
+ * dropped (../../../src/collector/replay/kept-jobs.ts).
+ */
 function forgetSettings(url: string): Promise<void> {
   return askServer(url,
-    async (redis) => void (await redis.del('isomorphic-analytics:settings')),
+    async (redis) => void (await redis.del('isomorphic-analytics:settings', ...(await redis.keys('isomorphic-analytics:kept-count:*')))),
     // Created by the first process that opens it: a later one creates it again.
     async (client) => void (await client.query('DROP TABLE IF EXISTS isomorphic_analytics_settings')))
 }
