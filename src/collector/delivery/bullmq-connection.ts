@@ -140,8 +140,9 @@ export class BullmqConnection {
       maxStalledCount: 1_000_000,
       autorun: true,
       // Completed jobs hold the payloads kept for replay on Redis (../replay/kept-jobs.ts): kept
-      // for the retention (BullMQ counts it from completion, which comes after acceptance).
-      removeOnComplete: this.deps.retention !== undefined && keptIn(this.deps.server) === 'jobs' ? { age: Math.ceil(this.deps.retention / 1_000) } : true,
+      // for the retention (BullMQ counts it from completion, which comes after acceptance). Else
+      // removed at once (on Redis `{ count: 0 }`: BullMQ's scripts take no `true` from a worker).
+      removeOnComplete: this.deps.server.kind === 'postgres' ? true : this.deps.retention !== undefined ? { age: Math.ceil(this.deps.retention / 1_000) } : { count: 0 },
     }
     const server = this.deps.server.kind
     const add = (jobs: readonly NewJob[]) => addJobs(queue, jobs, server)

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { QueueServerProcess } from '../../helpers/queue-servers.js'
-import { admin, batchText, onQueueServer, send, startReceiver, until, type CollectorProcess, type Received } from './support.js'
+import { admin, batchText, jobsLeft, onQueueServer, send, startReceiver, until, type CollectorProcess, type Received } from './support.js'
 
 const STANDARD = `whsec_${Buffer.from('durable replay standard webhooks secret').toString('base64')}`
 const WIDE = { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z' }
@@ -112,6 +112,8 @@ export function durableReplaySuite(name: string, start: () => Promise<QueueServe
         const c = await collector({ WEBHOOK: receiver.url, RETENTION: '0' })
         expect(await send(c.url, batchText(20, 3))).toBe(200)
         await settled(c, 3)
+        // Its jobs are removed as they complete: none is left in the server.
+        await until(async () => (await jobsLeft(server.url)) === 0, 'no job left in the server')
         expect(await replay(c, { source: 'web', ...window, outcome: 'all' })).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } })
         // A process that keeps payloads finds none of them in the server, not even counted.
         const keeping = await collector({ WEBHOOK: receiver.url })

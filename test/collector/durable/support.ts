@@ -220,6 +220,12 @@ async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => 
   }
 }
 
+/** The jobs in the server at `url`, of every state (what `retention: 0` leaves: none). */
+export async function jobsLeft(url: string): Promise<number> {
+  const counts = await withQueue(url, (queue) => queue.getJobCounts('active', 'wait', 'delayed', 'completed', 'failed', 'prioritized'))
+  return Object.values(counts).reduce((sum, n) => sum + n, 0)
+}
+
 /** The suite's `until` (../../helpers/until.ts): checks that ask the queue server, every 50 ms, 30 s at most. */
 export const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000, progress?: () => unknown): Promise<void> =>
   waitUntil(check, what, timeoutMs, { intervalMs: 50, progress })
