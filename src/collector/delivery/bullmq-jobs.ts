@@ -47,7 +47,7 @@ import { CoalescedWrites } from './coalesced-writes.js'
 import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
 import { keptPayload } from '../replay/kept.js'
-import { countsOf, type KeptCount } from '../replay/kept-jobs.js'
+import { CompletedCounts, type Letter } from '../replay/kept-jobs.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
 
@@ -73,12 +73,6 @@ const PICKUP_GRACE_MS = 1_000
 /** An attempt's outcome: settled (delivered or failed for good), or another attempt to make. */
 type Outcome = { delivered: boolean } | { retry: DeliverData; delay: number }
 
-/**
- * How a payload settled, as a finished job's return value tells it (../replay/kept-jobs.ts):
- * delivered, failed for good, retried (its `deliver` job tells the rest), not attempted here.
- */
-type Letter = 'd' | 'f' | 'r' | '-'
-
 /** A payload of a `batch` job settled: its mark, and the `deliver` job that retries it, if any. */
 interface Settled {
   mark: Mark
@@ -93,8 +87,8 @@ export class JobRunner {
   readonly #settled: CoalescedWrites<Settled>
   /** Marks of completed jobs, dropped together. */
   readonly #forgotten: CoalescedWrites<readonly [job: string, count: number]>
-  /** Payloads of completed jobs counted for replay (kept in the jobs), written together. */
-  readonly #counted: CoalescedWrites<KeptCount>
+  /** Payloads of completed jobs counted for replay (when kept in the jobs). */
+  readonly #counted: CompletedCounts | undefined
   /** Attempts started and not settled: those a stop at the drain's bound gives up on. */
   #inFlight = 0
   /** Traced URLs still answering after their attempt was delivered by another URL. */
@@ -139,7 +133,7 @@ export class JobRunner {
       await counters.settle(items.map((item) => item.mark), SETTLED_TTL_MS)
     })
     this.#forgotten = new CoalescedWrites((jobs) => counters.forget(jobs))
-    this.#counted = new CoalescedWrites(async (counts) => (await counters.keptCounts()).countKept(counts, deps.retention!))
+    this.#counted = deps.keep === 'jobs' ? new CompletedCounts(() => counters.keptCounts(), deps.retention!, (error) => this.#failed('queue server (payloads counted for replay)', error)) : undefined
   }
 
   /** Runs `job`: when payloads are kept in the jobs, resolves with how each payload settled (see `Letter`). */
@@ -154,10 +148,7 @@ export class JobRunner {
    * lost: the payloads are still kept, and a replay may count fewer as no longer kept).
    */
   completed(job: Job, result: unknown): void {
-    if (this.deps.keep === 'jobs') {
-      const counts = countsOf(job, result)
-      if (counts.length > 0) this.#counted.write(counts).catch((error: unknown) => this.#failed('queue server (payloads counted for replay)', error))
-    }
+    this.#counted?.completed(job, result)
     if (job.name !== 'batch') return
     this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => this.#failed('queue server (settled marks)', error))
   }
@@ -168,7 +159,7 @@ export class JobRunner {
 
   /** Resolves once the counts of the jobs completed so far are written (before closing the connection). */
   async counted(): Promise<void> {
-    await this.#counted.write([]).catch(() => {})
+    await this.#counted?.written()
   }
 
   /** Attempts in flight now (requests to a destination started, their outcome not known yet). */

@@ -18,12 +18,19 @@
  * payload again; it moves its payload between delivered and failed when its outcome changed.
  */
 import type { BatchData, DeliverData } from '../delivery/bullmq-job-data.js'
+import { CoalescedWrites } from '../delivery/coalesced-writes.js'
 import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from './kept.js'
 
 type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 
 export const MINUTE = 60_000
+
+/**
+ * How a payload settled, as a finished job's return value tells it: delivered, failed for good,
+ * retried (its `deliver` job tells the rest), not attempted here.
+ */
+export type Letter = 'd' | 'f' | 'r' | '-'
 
 /** Payloads settled per source and minute of acceptance (`minute`: ms since the epoch / 60,000). */
 export interface KeptCount {
@@ -86,6 +93,25 @@ export function countsOf(job: Job, result: unknown): KeptCount[] {
     } else count.failed += Number(item.failed) - Number(item.wasFailed)
   }
   return [...counts.values()].filter((c) => c.all !== 0 || c.failed !== 0)
+}
+
+/** Counts what completed jobs settled, those of many jobs in one write (not waited for: a failure goes to `report`). */
+export class CompletedCounts {
+  readonly #writes: CoalescedWrites<KeptCount>
+
+  constructor(counts: () => Promise<KeptCounts>, retentionMs: number, private readonly report: (error: unknown) => void) {
+    this.#writes = new CoalescedWrites(async (items) => (await counts()).countKept(items, retentionMs))
+  }
+
+  completed(job: Job, result: unknown): void {
+    const counts = countsOf(job, result)
+    if (counts.length > 0) this.#writes.write(counts).catch(this.report)
+  }
+
+  /** Resolves once what was counted so far is written (or failed). */
+  async written(): Promise<void> {
+    await this.#writes.write([]).catch(() => {})
+  }
 }
 
 /**
