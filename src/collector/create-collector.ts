@@ -129,9 +129,11 @@ function assemble(config: ResolvedConfig, hooks: CollectorHooks, sources: Source
   const sharedConsole = recorder && durable?.shareConsole(recorder)
   // Settled payloads kept for replay (only with an admin token: replay is an admin endpoint; none
   // with a retention of 0: no work, no queue server command, per delivery).
-  const kept = recorder && config.retention > 0 ? (durable ? durable.kept(config.retention) : new MemoryKept(config.retention)) : undefined
+  const keeping = recorder !== undefined && config.retention > 0
+  const inMemory = keeping && !durable ? new MemoryKept(config.retention) : undefined
+  const kept = inMemory ?? (keeping && durable ? durable.kept(config.retention) : undefined)
   const queueOptions = {
-    ...(kept && !durable && { kept }),
+    ...(inMemory && { kept: inMemory }),
     destinations,
     concurrency: config.deliveryConcurrency,
     maxPending: config.maxPendingDeliveries,

@@ -15,7 +15,8 @@ import { BullmqQueue } from './delivery/bullmq-queue.js'
 import { settlesWithin } from './settles-within.js'
 import { QueueBus } from './state/bus.js'
 import type { MembershipStore } from './state/memberships.js'
-import type { KeptStore } from './replay/kept.js'
+import type { KeptWindows } from './replay/kept.js'
+import { keptIn } from './delivery/bullmq-connection.js'
 import { SharedMemberships } from './state/shared-memberships.js'
 import { PgSockets } from './state/pg-sockets.js'
 import { queueSettings } from './state/shared-settings.js'
@@ -54,15 +55,29 @@ export class DurableMode {
     return (this.#console = shareConsole(recorder, this.#bus))
   }
 
-  /** The delivery queue in the server. */
+  /** The delivery queue in the server (after `kept`, when payloads are kept). */
   deliveryQueue(options: QueueOptions): BullmqQueue {
     const traces = this.#console?.traces
-    return new BullmqQueue({ ...options, server: this.#server, onError: this.report, counters: this.shared, ...(traces && { traces }) })
+    const retention = this.#retention
+    return (this.#queue = new BullmqQueue({ ...options, server: this.#server, onError: this.report, counters: this.shared, ...(traces && { traces }), ...(retention !== undefined && { retention }) }))
   }
 
-  /** Settled payloads kept for replay in the server, `retention` ms each. */
-  kept(retention: number): KeptStore {
-    return this.shared.keptStore(retention)
+  #retention: number | undefined
+  #queue: BullmqQueue | undefined
+
+  /**
+   * Settled payloads kept for replay in the server, `retention` ms each: on Redis in the delivery
+   * queue's completed jobs, on PostgreSQL in a table of their own (`keptIn`).
+   */
+  kept(retention: number): KeptWindows {
+    this.#retention = retention
+    if (keptIn(this.#server) === 'rows') return this.shared.keptStore(retention)
+    return {
+      window: async (source, from, to, failedOnly) => {
+        if (this.#queue === undefined) throw new Error('The delivery queue is not open: payloads are kept in its jobs.')
+        return this.#queue.window(source, from, to, failedOnly)
+      },
+    }
   }
 
   /** Audience memberships in the server, so every process diffs against the same base. */

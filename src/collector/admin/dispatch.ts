@@ -70,10 +70,11 @@ const RECORDED_PER_SYNC = 100
 /** Where a payload comes from, for the console: a deletion, an audience (by name), or a replay. */
 export type Origin = Pick<AcceptOptions, 'origin' | 'name' | 'replay'>
 
-/** A replayed payload: its exact bytes, when it was first accepted, and the URLs it goes to (default: all). */
+/** A replayed payload: its exact bytes, when it was first accepted, whether it was kept as failed, and the URLs it goes to (default: all). */
 export interface Replayed {
   body: string
   acceptedAt: number
+  wasFailed: boolean
   urls?: number[]
 }
 
@@ -85,7 +86,7 @@ type Delivery = QueuedDelivery & { payload: WebhookPayload; onSettled(delivered:
  */
 function delivery(state: SendState, source: string, payload: WebhookPayload, recorded: boolean, always: boolean, onSettled: (delivered: boolean) => void, replayed?: Replayed): Delivery {
   const traceId = recorded ? state.console?.traceId?.(always) : undefined
-  const exact = replayed && { acceptedAt: replayed.acceptedAt, ...(replayed.urls && { urls: replayed.urls }) }
+  const exact = replayed && { acceptedAt: replayed.acceptedAt, wasFailed: replayed.wasFailed, ...(replayed.urls && { urls: replayed.urls }) }
   return {
     source, type: payload.type, body: replayed?.body ?? JSON.stringify(payload), ...exact, onSettled, payload, recorded,
     ...(traceId !== undefined ? { traceId } : recorded && !state.queue.durable && { trace: deferredTrace() }),

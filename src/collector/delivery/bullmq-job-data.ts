@@ -10,9 +10,10 @@ export interface BatchData {
   s: string
   /**
    * Each delivery: its type, exact body, its messageId (messages only), its traceId (when
-   * traced), and for a replay when it was first accepted and the URLs it goes to (all: null).
+   * traced), and for a replay when it was first accepted, the URLs it goes to (all: null) and
+   * whether its kept outcome was failed (1) or delivered (0).
    */
-  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null, acceptedAt?: number, urls?: number[] | null]>
+  d: Array<[type: string, body: string, messageId: string | null, traceId?: string | null, acceptedAt?: number, urls?: number[] | null, wasFailed?: 0 | 1]>
 }
 
 export interface DeliverData {
@@ -31,13 +32,18 @@ export interface DeliverData {
   d?: number
   /** When the payload was accepted (ms since epoch): kept for replay with it. */
   a?: number
+  /** A replay: whether its kept outcome was failed (1) or delivered (0). */
+  w?: 0 | 1
 }
 
 /** A `deliver` job to add (the retry of a `batch` job's payload). */
 export type DeliverJob = { name: 'deliver'; data: DeliverData; opts: object }
 
-/** Options of every job the collector adds. */
-export const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 1000 } as const
+/**
+ * Options of every job the collector adds. Whether a completed job is removed at once or kept
+ * (for replay, on Redis) is the worker's choice (`removeOnComplete` in `bullmq-connection.ts`).
+ */
+export const JOB_OPTIONS = { removeOnFail: 1000 } as const
 
 /** What a `batch` job is added with: a processor error (queue server trouble) re-runs it later. */
 export const BATCH_JOB_OPTIONS = { ...JOB_OPTIONS, attempts: 1000, backoff: { type: 'fixed', delay: 1000 } } as const

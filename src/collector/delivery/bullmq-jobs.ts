@@ -16,6 +16,11 @@
  *   restarts) and the URLs still worth trying. Its completion is its record: killed before it, the
  *   attempt in flight is made again.
  *
+ * Payloads kept for replay on Redis are kept in the completed jobs (../replay/kept-jobs.ts): a
+ * job then returns how each of its payloads settled (the letters go in the settled marks too, for
+ * a re-run), and what completed is counted. On PostgreSQL each settled payload is written to rows
+ * of its own (`SharedState.keep`).
+ *
  * So after a kill, the payloads that can reach a receiver twice are those whose attempt was in
  * flight: at most one per job active at the kill, `deliveryConcurrency` in all.
  *
@@ -42,6 +47,7 @@ import { CoalescedWrites } from './coalesced-writes.js'
 import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
 import { keptPayload } from '../replay/kept.js'
+import { CompletedCounts, type Letter } from '../replay/kept-jobs.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
 
@@ -64,7 +70,8 @@ export const SETTLED_TTL_MS = 7 * 24 * 3600_000
  */
 const PICKUP_GRACE_MS = 1_000
 
-type Outcome = { retry: DeliverData; delay: number } | undefined
+/** An attempt's outcome: settled (delivered or failed for good), or another attempt to make. */
+type Outcome = { delivered: boolean } | { retry: DeliverData; delay: number }
 
 /** A payload of a `batch` job settled: its mark, and the `deliver` job that retries it, if any. */
 interface Settled {
@@ -80,6 +87,8 @@ export class JobRunner {
   readonly #settled: CoalescedWrites<Settled>
   /** Marks of completed jobs, dropped together. */
   readonly #forgotten: CoalescedWrites<readonly [job: string, count: number]>
+  /** Payloads of completed jobs counted for replay (when kept in the jobs). */
+  readonly #counted: CompletedCounts | undefined
   /** Attempts started and not settled: those a stop at the drain's bound gives up on. */
   #inFlight = 0
   /** Traced URLs still answering after their attempt was delivered by another URL. */
@@ -93,6 +102,13 @@ export class JobRunner {
       add: (jobs: readonly NewJob[]) => Promise<void>
       destinations: ReadonlyMap<string, WebhookDestination>
       counters: SharedState
+      /**
+       * Where settled payloads are kept for replay (none: not kept): in the completed jobs, which
+       * then return how each payload settled, or in rows of their own (`SharedState.keep`).
+       */
+      keep?: 'jobs' | 'rows'
+      /** How long they are kept (ms), when they are. */
+      retention?: number
       tally: DeliveryTally
       log: Logger
       /** A background failure of the queue server (dropping completed jobs' marks). */
@@ -117,21 +133,33 @@ export class JobRunner {
       await counters.settle(items.map((item) => item.mark), SETTLED_TTL_MS)
     })
     this.#forgotten = new CoalescedWrites((jobs) => counters.forget(jobs))
+    this.#counted = deps.keep === 'jobs' ? new CompletedCounts(() => counters.keptCounts(), deps.retention!, (error) => this.#failed('queue server (payloads counted for replay)', error)) : undefined
   }
 
-  process(job: Job, token: string | undefined): Promise<void> {
+  /** Runs `job`: when payloads are kept in the jobs, resolves with how each payload settled (see `Letter`). */
+  process(job: Job, token: string | undefined): Promise<string | undefined> {
     return job.name === 'batch' ? this.#batch(job, token) : this.#deliver(job, token)
   }
 
   /**
-   * A job completed (the server has recorded it): a `batch` job's marks are no longer needed.
-   * Not waited for (`forgotten`); if this process dies first, they expire.
+   * A job completed (the server has recorded it, with `result`): a `batch` job's marks are no
+   * longer needed; what settled in it is counted when kept in the jobs. Not waited for
+   * (`forgotten`, `counted`); if this process dies first, the marks expire (and the counts are
+   * lost: the payloads are still kept, and a replay may count fewer as no longer kept).
    */
-  completed(job: Job): void {
+  completed(job: Job, result: unknown): void {
+    this.#counted?.completed(job, result)
     if (job.name !== 'batch') return
-    this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => {
-      this.deps.report('queue server (settled marks)', error instanceof Error ? error : new Error(String(error)))
-    })
+    this.#forgotten.write([[jobKey(job), (job.data as BatchData).d.length]]).catch((error: unknown) => this.#failed('queue server (settled marks)', error))
+  }
+
+  #failed(where: string, error: unknown): void {
+    this.deps.report(where, error instanceof Error ? error : new Error(String(error)))
+  }
+
+  /** Resolves once the counts of the jobs completed so far are written (before closing the connection). */
+  async counted(): Promise<void> {
+    await this.#counted?.written()
   }
 
   /** Attempts in flight now (requests to a destination started, their outcome not known yet). */
@@ -155,19 +183,23 @@ export class JobRunner {
     throw new this.deps.bullmq.DelayedError()
   }
 
-  async #batch(job: Job, token: string | undefined): Promise<void> {
+  async #batch(job: Job, token: string | undefined): Promise<string | undefined> {
     const { s: source, d: items } = job.data as BatchData
     const destination = this.deps.destinations.get(source)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
     const key = jobKey(job)
     const done = new Set<number>()
+    const letters: Letter[] = items.map(() => '-')
     if (job.attemptsStarted > 1 || job.stalledCounter > 0) {
-      // A re-run: what an earlier run settled is marked; the payload in flight when its process
-      // died may have had its retry added before the mark was written.
+      // A re-run: what an earlier run settled is marked (with how); the payload in flight when
+      // its process died may have had its retry added before the mark was written.
       const { queue, counters } = this.deps
-      for (const i of await counters.settledOf(key, items.length)) done.add(i)
+      for (const [i, letter] of await counters.settledOf(key, items.length)) {
+        done.add(i)
+        if (letter === 'd' || letter === 'f' || letter === 'r') letters[i] = letter
+      }
       const added = await Promise.all(items.map((_, i) => (done.has(i) ? undefined : queue.getJob(`${job.id}-${i}`))))
-      added.forEach((retry, i) => retry && done.add(i))
+      added.forEach((retry, i) => retry && (done.add(i), (letters[i] = 'r')))
     }
     const todo = items.flatMap((_, i) => (done.has(i) ? [] : [i]))
     // Claims are made in the pacer's turn, as its first attempt is: not while ingest has the loop.
@@ -177,25 +209,28 @@ export class JobRunner {
     const { attempt, duplicates } = await claimIds(this.deps.counters, source, key, items, todo)
     if (duplicates.length > 0) {
       // Marked too: a re-run does not count them again.
-      await this.#settled.write(duplicates.map((i) => ({ mark: [key, i] })))
+      await this.#settled.write(duplicates.map((i) => ({ mark: [key, i, '-'] })))
       this.deps.tally.deduplicated(source, duplicates.length)
       this.deps.counters.add(`${source}|pending`, -duplicates.length)
     }
     for (const i of attempt) {
       if (this.deps.closing()) return this.#handBack(job, token, 0)
-      const [type, body, , traceId, acceptedAt, urls] = items[i]
-      const outcome = await this.#attempt(destination, { s: source, t: type, b: body, n: 0, a: acceptedAt ?? job.timestamp, ...(traceId != null && { r: traceId }), ...(urls != null && { u: urls }) })
+      const [type, body, , traceId, acceptedAt, urls, wasFailed] = items[i]
+      const data: DeliverData = { s: source, t: type, b: body, n: 0, a: acceptedAt ?? job.timestamp, ...(traceId != null && { r: traceId }), ...(urls != null && { u: urls }), ...(wasFailed !== undefined && { w: wasFailed }) }
+      const outcome = await this.#attempt(destination, data)
       if (outcome === STOPPED) return this.#handBack(job, token, 0)
+      letters[i] = 'retry' in outcome ? 'r' : outcome.delivered ? 'd' : 'f'
       // Recorded before the next attempt starts: at any time, at most this one payload of the job
       // is unrecorded. The retry's id is derived from the batch's: re-added, it is the same job.
       await this.#settled.write([{
-        mark: [key, i],
-        ...(outcome && { retry: { name: 'deliver', data: outcome.retry, opts: { ...JOB_OPTIONS, jobId: `${job.id}-${i}`, delay: outcome.delay } } }),
+        mark: [key, i, letters[i]],
+        ...('retry' in outcome && { retry: { name: 'deliver', data: outcome.retry, opts: { ...JOB_OPTIONS, jobId: `${job.id}-${i}`, delay: outcome.delay } } }),
       }])
     }
+    return this.#settledAs(letters.join(''))
   }
 
-  async #deliver(job: Job, token: string | undefined): Promise<void> {
+  async #deliver(job: Job, token: string | undefined): Promise<string | undefined> {
     const data = job.data as DeliverData
     const destination = this.deps.destinations.get(data.s)
     if (destination === undefined) return this.#handBack(job, token, 5_000)
@@ -204,13 +239,21 @@ export class JobRunner {
     // Taken as it came due (a retry due just before the window's end), it is attempted.
     const promptly = data.d !== undefined && Date.now() - data.d <= PICKUP_GRACE_MS
     const tooLate = data.f === undefined || promptly ? undefined : destination.retryTooLate(data.f)
-    if (tooLate !== undefined) return this.#expired(data, tooLate)
+    if (tooLate !== undefined) {
+      this.#expired(data, tooLate)
+      return this.#settledAs('f')
+    }
     const outcome = await this.#attempt(destination, data)
     if (outcome === STOPPED) return this.#handBack(job, token, 0)
-    if (outcome === undefined) return
+    if (!('retry' in outcome)) return this.#settledAs(outcome.delivered ? 'd' : 'f')
     await job.updateData(outcome.retry)
     await job.moveToDelayed(Date.now() + outcome.delay, token)
     throw new this.deps.bullmq.DelayedError()
+  }
+
+  /** A job's return value: how its payloads settled, when they are kept in the jobs. */
+  #settledAs(letters: string): string | undefined {
+    return this.deps.keep === 'jobs' ? letters : undefined
   }
 
   /** A retry whose window ended before it could start: failed after the attempts it had. */
@@ -224,13 +267,13 @@ export class JobRunner {
     counters.add(`${data.s}|retrying`, -1)
   }
 
-  /** A settled payload kept for replay (with an admin token): not waited for, a failure reported. */
+  /**
+   * A settled payload kept for replay in rows of its own (PostgreSQL, with an admin token): not
+   * waited for, a failure reported. (Kept in the jobs, it is the job's return value.)
+   */
   #keep(data: DeliverData, delivered: boolean, startedAt: number): void {
-    const { counters } = this.deps
-    if (!counters.keeping) return
-    counters.keep([keptPayload(data.s, data.b, data.a ?? data.f ?? startedAt, !delivered)]).catch((error: unknown) => {
-      this.deps.report('queue server (payloads kept for replay)', error instanceof Error ? error : new Error(String(error)))
-    })
+    if (this.deps.keep !== 'rows') return
+    this.deps.counters.keep([keptPayload(data.s, data.b, data.a ?? data.f ?? startedAt, !delivered)]).catch((error: unknown) => this.#failed('queue server (payloads kept for replay)', error))
   }
 
   /**
@@ -272,7 +315,7 @@ export class JobRunner {
       else tally.failed(data.s)
       counters.add(`${data.s}|pending`, -1)
       if (wasRetrying) counters.add(`${data.s}|retrying`, -1)
-      return undefined
+      return { delivered }
     }
     tally.retried(data.s)
     if (!wasRetrying) counters.add(`${data.s}|retrying`, 1)

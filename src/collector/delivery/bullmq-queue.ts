@@ -29,6 +29,8 @@ import { Pacer } from './pacer.js'
 import { BATCH_JOB_OPTIONS, type BatchData } from './bullmq-job-data.js'
 import { BullmqConnection, type Opened } from './bullmq-connection.js'
 import type { BatchJob } from './batch-merge.js'
+import { keptInJobs } from '../replay/kept-jobs.js'
+import type { KeptWindow } from '../replay/kept.js'
 import { QUEUE_WRITE_WAIT_MS, QueueUnavailableError, writeDeadline, writeInTime, type BacklogCounts, type DeliveryQueue, type DrainOutcome, type EnqueueOptions, type QueuedDelivery, type TraceSink } from './queue.js'
 
 export { QUEUE_NAME } from './bullmq-connection.js'
@@ -47,6 +49,7 @@ export class BullmqQueue implements DeliveryQueue {
   #closing: Promise<DrainOutcome> | undefined
   /** Aborted at the drain's bound: attempts still in flight are given up on. */
   readonly #stop = new Stop()
+  readonly #retention: number | undefined
 
   constructor(options: {
     server: QueueServer
@@ -65,6 +68,8 @@ export class BullmqQueue implements DeliveryQueue {
      * then, so a job taken at start goes to the saved URLs, not the config's.
      */
     startAfter?: Promise<unknown>
+    /** Settled payloads are kept for replay this long (ms), with the server's `keptIn` (none: not kept). */
+    retention?: number
   }) {
     this.#destinations = new Map(options.destinations)
     this.#maxPending = options.maxPending
@@ -85,7 +90,9 @@ export class BullmqQueue implements DeliveryQueue {
       report: (where, error) => this.#report(where, error),
       closing: () => this.#closing !== undefined,
       snapshot: (values) => (this.#snapshot = values),
+      retention: options.retention,
     })
+    this.#retention = options.retention
     this.#ready = this.#connection.connect()
     // BullMQ missing is for good: reported once; every enqueue then rejects with it (answered 500).
     this.#ready.catch((error) => this.#closing === undefined && this.#onError(error))
@@ -149,7 +156,7 @@ export class BullmqQueue implements DeliveryQueue {
       name: 'batch',
       data: { s: source, d: list.map((d): BatchData['d'][number] => (d.acceptedAt === undefined
         ? [d.type, d.body, d.messageId ?? null, d.traceId ?? null]
-        : [d.type, d.body, d.messageId ?? null, d.traceId ?? null, d.acceptedAt, d.urls ?? null])) },
+        : [d.type, d.body, d.messageId ?? null, d.traceId ?? null, d.acceptedAt, d.urls ?? null, d.wasFailed ? 1 : 0])) },
       opts: BATCH_JOB_OPTIONS,
     }))
     // Counted pending once written, even when that is after the sender was answered 503 (the jobs
@@ -166,6 +173,12 @@ export class BullmqQueue implements DeliveryQueue {
 
   #pendingOf(source: string): number {
     return Math.max(0, this.#snapshot[`${source}|pending`] ?? 0)
+  }
+
+  /** A replay's window, from the payloads kept in the completed jobs (`keptIn` 'jobs', ../replay/kept-jobs.ts). */
+  async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
+    const { queue, counters } = await writeInTime(this.#ready, { by: writeDeadline() })
+    return keptInJobs(queue, await counters.keptCounts(), this.#retention!, { source, from, to, failedOnly })
   }
 
   /**
@@ -228,7 +241,7 @@ export class BullmqQueue implements DeliveryQueue {
     // Then the connections, politely within a bound: a queue server that went away answers none
     // of it, and the collector must still exit within its drain timeout (plus a second).
     const tidy = (async () => {
-      await Promise.all([counters.flush().catch(() => {}), runner.forgotten()])
+      await Promise.all([counters.flush().catch(() => {}), runner.forgotten(), runner.counted()])
       await Promise.all([queue.close().catch(() => {}), counters.close().catch(() => {})])
     })()
     if (!(await settlesWithin(tidy, Math.max(0, teardownBy - Date.now())))) this.#connection.disconnect()

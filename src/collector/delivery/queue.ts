@@ -40,6 +40,8 @@ export interface QueuedDelivery {
   traceId?: string
   /** A replay: when the payload was first accepted (ms since the epoch), kept with it again. */
   acceptedAt?: number
+  /** A replay: whether the payload was kept as failed (its outcome before this replay). */
+  wasFailed?: boolean
   /** A replay to one URL: the indexes of the URLs it goes to (default: all). */
   urls?: number[]
 }

@@ -3,8 +3,8 @@
  * has an outcome (delivered, or failed for good), is kept for the collector's `retention` with
  * when it was accepted and whether it failed. In memory (`MemoryKept`, here) the latest
  * `MAX_KEPT` payloads (and no more than `MAX_KEPT_BYTES` of bodies) of this process; with a
- * queue server, in that server, shared by every process (state/redis-store.ts,
- * state/postgres-store.ts). What is dropped, past the bound or the retention, is still counted
+ * queue server, in that server, shared by every process: on Redis in the finished jobs
+ * (./kept-jobs.ts), on PostgreSQL in a table of their own (state/postgres-store.ts). What is dropped, past the bound or the retention, is still counted
  * (by the minute it was accepted in, for `KEPT_COUNTED_MS` past the retention), so a replay can
  * say how many of its window were no longer kept.
  *
@@ -29,10 +29,15 @@ export interface KeptWindow {
   unavailable: number
 }
 
-export interface KeptStore {
-  keep(items: readonly KeptPayload[]): void | Promise<void>
+/** Where a replay finds its window. */
+export interface KeptWindows {
   /** The payloads of `source` accepted from `from` to `to` (ms, inclusive), failed ones only with `failedOnly`. */
   window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow>
+}
+
+/** Where a memory queue keeps what settles. */
+export interface KeptStore extends KeptWindows {
+  keep(items: readonly KeptPayload[]): void | Promise<void>
 }
 
 /** In memory: the latest payloads kept, at most this many… */

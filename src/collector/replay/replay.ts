@@ -16,7 +16,7 @@ import { send, type Replayed, type SendState } from '../admin/dispatch.js'
 import type { SourceRuntime } from '../sources.js'
 import { settlesWithin } from '../settles-within.js'
 import { HttpProblem } from '../http/errors.js'
-import type { KeptStore } from './kept.js'
+import type { KeptWindows } from './kept.js'
 
 export interface ReplayRequest {
   /** The source's name. */
@@ -96,7 +96,7 @@ export function checkReplay(byName: ReadonlyMap<string, SourceRuntime>, input: u
  * resolves once they are queued, with the answer's counts. With nothing kept (`kept` undefined:
  * a retention of 0), a 409.
  */
-export async function replay(state: SendState, kept: KeptStore | undefined, request: CheckedReplay): Promise<ReplayAnswer> {
+export async function replay(state: SendState, kept: KeptWindows | undefined, request: CheckedReplay): Promise<ReplayAnswer> {
   const { source, from, to, failedOnly, url } = request
   if (kept === undefined) throw new HttpProblem(409, 'CONFLICT', 'Nothing is kept for replay: the collector\'s `retention` is 0 (`--retention`); set it above 0 to keep forwarded payloads.')
   const window = await kept.window(source.name, from, to, failedOnly)
@@ -106,7 +106,7 @@ export async function replay(state: SendState, kept: KeptStore | undefined, requ
   const replayed = new Map<WebhookPayload, Replayed>()
   const payloads = window.kept.map((item) => {
     const payload = parseExact(item.body).value as WebhookPayload
-    replayed.set(payload, { body: item.body, acceptedAt: item.at, ...(url !== undefined && { urls: [url] }) })
+    replayed.set(payload, { body: item.body, acceptedAt: item.at, wasFailed: item.failed, ...(url !== undefined && { urls: [url] }) })
     return payload
   })
   const dispatch = send(state, [[source, payloads]], { replay: true }, undefined, replayed)

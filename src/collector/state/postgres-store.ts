@@ -3,7 +3,7 @@
  * counters, memberships, claimed messageIds and settled marks, the last two with their expiry
  * (expired rows are deleted about once a minute), and turns under way.
  */
-import type { JobSize, Mark, Store } from './store.js'
+import type { JobSize, KeptRows, Mark, Store } from './store.js'
 import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
 import { webhookIdOf } from '../../webhooks/standard.js'
 
@@ -26,7 +26,7 @@ export const TABLES = [
   `CREATE INDEX IF NOT EXISTS ${KEPT_TABLE}_at ON ${KEPT_TABLE} (source, at)`,
 ]
 
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, KeptRows {
   constructor(
     private readonly pool: import('pg').Pool,
     /** The clock of the payloads kept for replay (their expiry, and when they are swept). */
@@ -92,9 +92,10 @@ export class PostgresStore implements Store {
     )
   }
 
-  async settledOf(job: string, count: number): Promise<Set<number>> {
+  /** Marks without their outcome: PostgreSQL keeps payloads for replay in rows of their own (`keep`). */
+  async settledOf(job: string, count: number): Promise<Map<number, string>> {
     const { rows } = await this.pool.query<{ payload: number }>(`SELECT payload FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
-    return new Set(rows.map((r) => r.payload))
+    return new Map(rows.map((r) => [r.payload, '']))
   }
 
   async forget(jobs: readonly JobSize[]): Promise<void> {

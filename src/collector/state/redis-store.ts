@@ -1,48 +1,24 @@
 /**
  * The shared state (./shared-state.ts) in Redis: the counters and memberships in two hashes, a
- * key per claimed messageId, per settled mark and per turn, each with its time to live.
+ * key per claimed messageId, per settled mark and per turn, each with its time to live, and the
+ * counts of the payloads kept for replay in the completed jobs (a hash per source and hour).
  */
 import type { JobSize, Mark, Store } from './store.js'
 import { quitRedis } from './drivers.js'
-import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
-import { webhookIdOf } from '../../webhooks/standard.js'
+import { KEPT_COUNTED_MS } from '../replay/kept.js'
+import { MINUTE, type KeptCount, type KeptCounts } from '../replay/kept-jobs.js'
 
 const PREFIX = 'isomorphic-analytics'
 
 const settledKey = (job: string, index: number) => `${PREFIX}:settled:${job}:${index}`
-/** A source's payloads kept for replay: a sorted set of `d<id>` / `f<id>` (delivered, failed) by acceptance time… */
-const keptIndex = (source: string) => `${PREFIX}:kept:${source}`
-/** …and each one's body, until its retention ends (an index entry without one is no longer kept). */
-const keptBody = (source: string, id: string) => `${PREFIX}:kept:${source}:${id}`
-/** Bodies read at once. */
-const MGET_CHUNK = 1_000
-
-/** Payloads kept by one script. */
-const KEEP_CHUNK = 500
-
-/**
- * Keeps payloads for replay. KEYS: per payload, its source's index and its body's key; ARGV: when
- * entries stop being counted, then per payload its id, acceptance time, `f` or `d` (failed or
- * delivered), ms left to keep its body (none when ≤ 0) and body. Its index entry replaces one of
- * the other outcome (a replay settled); each index touched drops the entries no longer counted.
- */
-const KEEP = `local swept = {}
-for i = 1, #KEYS / 2 do
-  local index, a = KEYS[2 * i - 1], 5 * i - 3
-  local id, flag, ttl = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3])
-  redis.call('zrem', index, (flag == 'f' and 'd' or 'f') .. id)
-  redis.call('zadd', index, ARGV[a + 1], flag .. id)
-  if ttl > 0 then redis.call('set', KEYS[2 * i], ARGV[a + 4], 'PX', ttl) end
-  if not swept[index] then
-    swept[index] = true
-    redis.call('zremrangebyscore', index, '-inf', ARGV[1])
-  end
-end`
+/** A source's payloads settled in one hour (by minute of acceptance), counted for replay (../replay/kept-jobs.ts). */
+const keptCountKey = (source: string, hour: number) => `${PREFIX}:kept-count:${source}:${hour}`
+const HOUR = 3_600_000
 
 /** Deletes a turn's key if its owner still holds it (one script: no other owner's turn is ended). */
 const END_TURN = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
-export class RedisStore implements Store {
+export class RedisStore implements Store, KeptCounts {
   constructor(private readonly redis: import('ioredis').Redis) {}
 
   async write(deltas: ReadonlyMap<string, number>): Promise<void> {
@@ -79,14 +55,14 @@ export class RedisStore implements Store {
 
   async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
     const pipeline = this.redis.pipeline()
-    for (const [job, index] of marks) pipeline.set(settledKey(job, index), '1', 'PX', ttlMs)
+    for (const [job, index, outcome] of marks) pipeline.set(settledKey(job, index), outcome ?? '1', 'PX', ttlMs)
     for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
   }
 
-  async settledOf(job: string, count: number): Promise<Set<number>> {
-    if (count === 0) return new Set()
+  async settledOf(job: string, count: number): Promise<Map<number, string>> {
+    if (count === 0) return new Map()
     const values = await this.redis.mget(Array.from({ length: count }, (_, i) => settledKey(job, i)))
-    return new Set(values.flatMap((value, i) => (value === null ? [] : [i])))
+    return new Map(values.flatMap((value, i) => (value === null ? [] : [[i, value] as const])))
   }
 
   async forget(jobs: readonly JobSize[]): Promise<void> {
@@ -102,46 +78,38 @@ export class RedisStore implements Store {
     await this.redis.eval(END_TURN, 1, `${PREFIX}:turn:${key}`, owner)
   }
 
-  /**
-   * One script per `KEEP_CHUNK` payloads, sent together (one round trip, and one command per
-   * chunk instead of three per payload).
-   */
-  async keep(items: readonly KeptPayload[], retentionMs: number): Promise<void> {
-    const now = Date.now()
-    // Entries are counted (as no longer kept) for `KEPT_COUNTED_MS` past the retention.
-    const forgotten = now - retentionMs - KEPT_COUNTED_MS
-    const chunks: Array<Promise<unknown>> = []
-    for (let start = 0; start < items.length; start += KEEP_CHUNK) {
-      const keys: string[] = []
-      const args: Array<string | number> = [forgotten]
-      for (const item of items.slice(start, start + KEEP_CHUNK)) {
-        const id = webhookIdOf(item.body)
-        keys.push(keptIndex(item.source), keptBody(item.source, id))
-        args.push(id, item.at, item.failed ? 'f' : 'd', item.at + retentionMs - now, item.body)
-      }
-      chunks.push(this.redis.eval(KEEP, keys.length, ...keys, ...args))
+  /** One field per minute (and its failed ones), in a hash per hour that expires once no longer counted. */
+  async countKept(counts: readonly KeptCount[], retentionMs: number): Promise<void> {
+    if (counts.length === 0) return
+    const pipeline = this.redis.pipeline()
+    for (const { source, minute, all, failed } of counts) {
+      const hour = Math.floor((minute * MINUTE) / HOUR)
+      const key = keptCountKey(source, hour)
+      if (all !== 0) pipeline.hincrby(key, String(minute), all)
+      if (failed !== 0) pipeline.hincrby(key, `${minute}f`, failed)
+      pipeline.pexpireat(key, (hour + 1) * HOUR + retentionMs + KEPT_COUNTED_MS)
     }
-    await Promise.all(chunks)
+    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
   }
 
-  async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
-    const flat = await this.redis.zrangebyscore(keptIndex(source), from, to, 'WITHSCORES')
-    const entries: Array<{ id: string; at: number; failed: boolean }> = []
-    for (let i = 0; i < flat.length; i += 2) {
-      const failed = flat[i][0] === 'f'
-      if (!failedOnly || failed) entries.push({ id: flat[i].slice(1), at: Number(flat[i + 1]), failed })
+  async keptCounts(source: string, fromMinute: number, toMinute: number): Promise<Map<number, { all: number; failed: number }>> {
+    const counts = new Map<number, { all: number; failed: number }>()
+    if (fromMinute > toMinute) return counts
+    const pipeline = this.redis.pipeline()
+    for (let hour = Math.floor((fromMinute * MINUTE) / HOUR); hour <= Math.floor((toMinute * MINUTE) / HOUR); hour++) pipeline.hgetall(keptCountKey(source, hour))
+    for (const [error, fields] of (await pipeline.exec()) ?? []) {
+      if (error) throw error
+      for (const [field, value] of Object.entries(fields as Record<string, string>)) {
+        const failed = field.endsWith('f')
+        const minute = Number(failed ? field.slice(0, -1) : field)
+        if (minute < fromMinute || minute > toMinute) continue
+        const count = counts.get(minute) ?? { all: 0, failed: 0 }
+        if (failed) count.failed += Number(value)
+        else count.all += Number(value)
+        counts.set(minute, count)
+      }
     }
-    const result: KeptWindow = { kept: [], unavailable: 0 }
-    for (let i = 0; i < entries.length; i += MGET_CHUNK) {
-      const chunk = entries.slice(i, i + MGET_CHUNK)
-      const bodies = await this.redis.mget(chunk.map((e) => keptBody(source, e.id)))
-      chunk.forEach((e, j) => {
-        const body = bodies[j]
-        if (body === null) result.unavailable++
-        else result.kept.push({ source, at: e.at, failed: e.failed, body })
-      })
-    }
-    return result
+    return counts
   }
 
   async close(): Promise<void> {

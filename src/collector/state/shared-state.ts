@@ -32,9 +32,10 @@ import { randomUUID } from '#platform'
 import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'
-import type { JobSize, Mark, Store } from './store.js'
+import type { JobSize, KeptRows, Mark, Store } from './store.js'
 import { CoalescedWrites } from '../delivery/coalesced-writes.js'
-import type { KeptPayload, KeptStore } from '../replay/kept.js'
+import type { KeptPayload, KeptWindows } from '../replay/kept.js'
+import type { KeptCounts } from '../replay/kept-jobs.js'
 
 export type { JobSize, Mark, Store }
 
@@ -118,8 +119,8 @@ export class SharedState {
     if (marks.length > 0) await (await this.#store).settle(marks, ttlMs)
   }
 
-  /** The indexes, among a job's first `count` payloads, marked settled. */
-  async settledOf(job: string, count: number): Promise<Set<number>> {
+  /** The indexes, among a job's first `count` payloads, marked settled, with the outcome each mark holds. */
+  async settledOf(job: string, count: number): Promise<Map<number, string>> {
     return (await this.#store).settledOf(job, count)
   }
 
@@ -144,11 +145,14 @@ export class SharedState {
     return () => store.endTurn(key, owner)
   }
 
-  /** Set by `keptStore`: settled payloads are then kept for replay that long (`keep`). */
+  /**
+   * Set by `keptStore` (PostgreSQL): settled payloads are then kept for replay that long, in rows
+   * of their own (`keep`). On Redis they are kept in the finished jobs and counted (`countKept`).
+   */
   #retention: number | undefined
-  readonly #keeping = new CoalescedWrites<KeptPayload>(async (items) => (await this.#store).keep(items, this.#retention!))
+  readonly #keeping = new CoalescedWrites<KeptPayload>(async (items) => (await this.#rows()).keep(items, this.#retention!))
 
-  /** Whether settled payloads are kept for replay (`keptStore` was called). */
+  /** Whether settled payloads are kept for replay in rows of their own (`keptStore` was called). */
   get keeping(): boolean {
     return this.#retention !== undefined
   }
@@ -158,13 +162,23 @@ export class SharedState {
     return this.#retention === undefined ? Promise.resolve() : this.#keeping.write(items)
   }
 
-  /** The payloads kept for replay in the server, for `retention` ms each (../replay/kept.ts). */
-  keptStore(retention: number): KeptStore {
+  /** The payloads kept for replay in rows of their own in the server, for `retention` ms each (../replay/kept.ts). */
+  keptStore(retention: number): KeptWindows {
     this.#retention = retention
-    return {
-      keep: (items) => this.keep(items),
-      window: async (source, from, to, failedOnly) => (await this.#store).window(source, from, to, failedOnly),
-    }
+    return { window: async (source, from, to, failedOnly) => (await this.#rows()).window(source, from, to, failedOnly) }
+  }
+
+  async #rows(): Promise<KeptRows> {
+    const store = await this.#store
+    if (!('keep' in store)) throw new Error('This queue server keeps payloads for replay in its finished jobs, not in rows of their own.')
+    return store as Store & KeptRows
+  }
+
+  /** The counts of payloads kept in the finished jobs (Redis, ../replay/kept-jobs.ts). */
+  async keptCounts(): Promise<KeptCounts> {
+    const store = await this.#store
+    if (!('countKept' in store)) throw new Error('This queue server keeps payloads for replay in rows of their own, not in its finished jobs.')
+    return store as Store & KeptCounts
   }
 
   async close(): Promise<void> {

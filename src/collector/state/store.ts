@@ -5,6 +5,17 @@
 
 import type { KeptPayload, KeptWindow } from '../replay/kept.js'
 
+/**
+ * A server that keeps payloads for replay in rows of their own, beside the jobs (PostgreSQL; on
+ * Redis they are kept in the finished jobs, ../replay/kept-jobs.ts).
+ */
+export interface KeptRows {
+  /** Keeps settled payloads for replay, each until `retentionMs` past its acceptance (../replay/kept.ts). */
+  keep(items: readonly KeptPayload[], retentionMs: number): Promise<void>
+  /** A replay's window: the payloads still kept, and how many of the window no longer are. */
+  window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow>
+}
+
 export interface Store {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
   read(): Promise<Record<string, number>>
@@ -13,20 +24,17 @@ export interface Store {
   /** The keys (distinct) this owner holds once done: newly claimed, or claimed by it before. */
   claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>>
   settle(marks: readonly Mark[], ttlMs: number): Promise<void>
-  settledOf(job: string, count: number): Promise<Set<number>>
+  /** The payloads of `job` marked settled, each with the outcome its mark holds (`''` where the server keeps none). */
+  settledOf(job: string, count: number): Promise<Map<number, string>>
   forget(jobs: readonly JobSize[]): Promise<void>
   /** Takes the turn `key` for `owner` for `ttlMs`, unless another owner holds it: whether it did. */
   takeTurn(key: string, owner: string, ttlMs: number): Promise<boolean>
   /** Ends `owner`'s turn `key` (nothing if it is no longer its own). */
   endTurn(key: string, owner: string): Promise<void>
-  /** Keeps settled payloads for replay, each until `retentionMs` past its acceptance (../replay/kept.ts). */
-  keep(items: readonly KeptPayload[], retentionMs: number): Promise<void>
-  /** A replay's window: the payloads still kept, and how many of the window no longer are. */
-  window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow>
   close(): Promise<void>
 }
 
-/** A `batch` job (its key) and one of its payloads (index in the job). */
-export type Mark = readonly [job: string, index: number]
+/** A `batch` job (its key), one of its payloads (index in the job) and how it settled (see ../replay/kept-jobs.ts). */
+export type Mark = readonly [job: string, index: number, outcome?: string]
 /** A `batch` job (its key) and its number of payloads. */
 export type JobSize = readonly [job: string, count: number]

@@ -1,49 +1,46 @@
 /**
  * The cap of one replay (`MAX_REPLAY`, 10,000 payloads), on a real Redis: a window holding one
  * payload more than the cap is a 400 naming `to` (narrow it) and sends nothing; a window holding
- * exactly the cap is replayed. The payloads are kept in the server directly (its store, as a
- * collector keeps them: in memory the bound keeps no more than the cap), then replayed by a
- * collector process on it.
+ * exactly the cap is replayed. A collector process delivers the payloads first (one delivered,
+ * the cap's number refused for good), so they are kept where it keeps them: in its completed jobs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_REPLAY } from '../../../src/collector/replay/replay.js'
-import { keptPayload } from '../../../src/collector/replay/kept.js'
-import { loadRedis, REDIS_CLIENT_OPTIONS } from '../../../src/collector/state/drivers.js'
-import { RedisStore } from '../../../src/collector/state/redis-store.js'
 import { startRedis } from '../../helpers/queue-servers.js'
-import { admin, onQueueServer, startReceiver, until } from './support.js'
+import { admin, batchText, onQueueServer, send, startReceiver, until } from './support.js'
 
 const server = onQueueServer(() => startRedis())
-const DAY = 86_400_000
+/** Payloads per request. */
+const CHUNK = 500
 
 describe('the cap of one replay, on Redis', () => {
+  let refusing = true
   let receiver: Awaited<ReturnType<typeof startReceiver>>
-  beforeAll(async () => void (receiver = await startReceiver(() => 200)))
+  beforeAll(async () => void (receiver = await startReceiver((p) => (refusing && p.messageId !== 'm-0' ? 400 : 200))))
   afterAll(() => receiver.close())
 
   it(`refuses a window of ${MAX_REPLAY + 1} payloads naming \`to\`, and replays one of ${MAX_REPLAY}`, async () => {
-    // One delivered payload first, then MAX_REPLAY failed ones, 1 ms apart.
-    const first = Date.now() - 60_000
-    const payloads = Array.from({ length: MAX_REPLAY + 1 }, (_, i) =>
-      keptPayload('web', JSON.stringify({ type: 'track', event: 'Capped', userId: 'u-1', messageId: `cap-${i}`, timestamp: new Date(first + i).toISOString(), version: 1 }), first + i, i > 0))
-    const Redis = await loadRedis()
-    const store = new RedisStore(new Redis(server.url, REDIS_CLIENT_OPTIONS))
-    try {
-      await store.keep(payloads, DAY)
-    } finally {
-      await store.close()
-    }
-    const c = await server.collector({ WEBHOOK: receiver.url })
+    const from = Date.now()
+    const c = await server.collector({ WEBHOOK: receiver.url, MAX_PENDING: String(2 * MAX_REPLAY) })
+    for (let start = 0; start <= MAX_REPLAY; start += CHUNK) expect(await send(c.url, batchText(start, Math.min(CHUNK, MAX_REPLAY + 1 - start)))).toBe(200)
+    await until(async () => {
+      const stats = await c.stats()
+      return stats.pending === 0 && stats.forwarded === 1 && stats.failed === MAX_REPLAY
+    }, `${MAX_REPLAY + 1} deliveries settled`, 90_000)
+    const to = Date.now()
+    refusing = false
     const replay = async (body: object) => {
-      const response = await admin(c.url, '/v1/admin/replay', { source: 'web', from: first, to: first + MAX_REPLAY, ...body })
+      const response = await admin(c.url, '/v1/admin/replay', { source: 'web', from, to, ...body })
       return { status: response.status, body: (await response.json()) as { replaying?: number; error?: { field: string; message: string } } }
     }
 
+    const attempts = receiver.attempts.length
     const over = await replay({ outcome: 'all' })
     expect(over).toMatchObject({ status: 400, body: { error: { field: 'to' } } })
     expect(over.body.error!.message).toBe(`The window holds ${MAX_REPLAY + 1} payloads to replay; at most ${MAX_REPLAY} go in one replay: narrow it.`)
-    // The failed ones only: exactly the cap, replayed (the backlog's default room is the cap too).
+    expect(receiver.attempts).toHaveLength(attempts)
+    // The failed ones only: exactly the cap, replayed.
     expect(await replay({ outcome: 'failed' })).toEqual({ status: 202, body: { success: true, replaying: MAX_REPLAY, unavailable: 0 } })
-    await until(() => receiver.attempts.length > 0, 'the replays delivered')
-  }, 90_000)
+    await until(() => receiver.attempts.length > attempts, 'the replays delivered')
+  }, 150_000)
 })

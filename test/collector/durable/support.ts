@@ -157,10 +157,14 @@ export function settledMarks(url: string): Promise<number> {
     async (client) => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM isomorphic_analytics_settled')).rows[0].n))
 }
 
-/** Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts). */
+/**
+ * Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts)
+ * and, on Redis, the counts of the payloads kept for replay in the jobs the queue's obliteration
+ * dropped (../../../src/collector/replay/kept-jobs.ts).
+ */
 function forgetSettings(url: string): Promise<void> {
   return askServer(url,
-    async (redis) => void (await redis.del('isomorphic-analytics:settings')),
+    async (redis) => void (await redis.del('isomorphic-analytics:settings', ...(await redis.keys('isomorphic-analytics:kept-count:*')))),
     // Created by the first process that opens it: a later one creates it again.
     async (client) => void (await client.query('DROP TABLE IF EXISTS isomorphic_analytics_settings')))
 }
@@ -214,6 +218,12 @@ async function withQueue<T>(url: string, fn: (queue: import('bullmq').Queue) => 
   } finally {
     await queue.close()
   }
+}
+
+/** The jobs in the server at `url`, of every state (what `retention: 0` leaves: none). */
+export async function jobsLeft(url: string): Promise<number> {
+  const counts = await withQueue(url, (queue) => queue.getJobCounts('active', 'wait', 'delayed', 'completed', 'failed', 'prioritized'))
+  return Object.values(counts).reduce((sum, n) => sum + n, 0)
 }
 
 /** The suite's `until` (../../helpers/until.ts): checks that ask the queue server, every 50 ms, 30 s at most. */
