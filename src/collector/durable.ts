@@ -16,7 +16,6 @@ import { settlesWithin } from './settles-within.js'
 import { QueueBus } from './state/bus.js'
 import type { MembershipStore } from './state/memberships.js'
 import type { KeptWindows } from './replay/kept.js'
-import { keptIn } from './delivery/bullmq-connection.js'
 import { SharedMemberships } from './state/shared-memberships.js'
 import { PgSockets } from './state/pg-sockets.js'
 import { queueSettings } from './state/shared-settings.js'
@@ -65,13 +64,9 @@ export class DurableMode {
   #retention: number | undefined
   #queue: BullmqQueue | undefined
 
-  /**
-   * Settled payloads kept for replay in the server, `retention` ms each: on Redis in the delivery
-   * queue's completed jobs, on PostgreSQL in a table of their own (`keptIn`).
-   */
+  /** Settled payloads kept for replay in the server, `retention` ms each, in the delivery queue's completed jobs. */
   kept(retention: number): KeptWindows {
     this.#retention = retention
-    if (keptIn(this.#server) === 'rows') return this.shared.keptStore(retention)
     return {
       window: async (source, from, to, failedOnly) => {
         if (this.#queue === undefined) throw new Error('The delivery queue is not open: payloads are kept in its jobs.')

@@ -29,13 +29,6 @@ type Job = import('bullmq').Job
 type Queue = import('bullmq').Queue
 type Worker = import('../state/bullmq-worker.js').CollectorWorker
 
-/**
- * Where settled payloads are kept for replay (with a `retention`): on Redis in the completed jobs
- * that hold them already (../replay/kept-jobs.ts); on PostgreSQL in rows of their own, one
- * `INSERT` per batch of payloads (state/postgres-store.ts; docs/performance.md has the figures).
- */
-export const keptIn = (server: QueueServer): 'jobs' | 'rows' => (server.kind === 'redis' ? 'jobs' : 'rows')
-
 /** The BullMQ queue every collector shares. */
 export const QUEUE_NAME = 'isomorphic-analytics-deliveries'
 
@@ -83,7 +76,7 @@ export class BullmqConnection {
       closing: () => boolean
       /** Takes the shared counters each time they are read. */
       snapshot: (values: Record<string, number>) => void
-      /** How long settled payloads are kept for replay (ms), when they are (see `keptIn`). */
+      /** How long settled payloads are kept for replay (ms), in the completed jobs, when they are (../replay/kept-jobs.ts). */
       retention: number | undefined
     },
   ) {}
@@ -139,10 +132,10 @@ export class BullmqConnection {
       // Never fail a delivery for its process dying (PostgreSQL keeps this in an `integer`).
       maxStalledCount: 1_000_000,
       autorun: true,
-      // Completed jobs hold the payloads kept for replay on Redis (../replay/kept-jobs.ts): kept
-      // for the retention (BullMQ counts it from completion, which comes after acceptance). Else
-      // removed at once (on Redis `{ count: 0 }`: BullMQ's scripts take no `true` from a worker).
-      removeOnComplete: this.deps.server.kind === 'postgres' ? true : this.deps.retention !== undefined ? { age: Math.ceil(this.deps.retention / 1_000) } : { count: 0 },
+      // Completed jobs hold the payloads kept for replay (../replay/kept-jobs.ts): kept for the
+      // retention (BullMQ counts it from completion, which comes after acceptance). Else removed
+      // at once (on Redis `{ count: 0 }`: BullMQ's scripts take no `true` from a worker).
+      removeOnComplete: this.deps.retention !== undefined ? { age: Math.ceil(this.deps.retention / 1_000) } : this.deps.server.kind === 'postgres' ? true : { count: 0 },
     }
     const server = this.deps.server.kind
     const add = (jobs: readonly NewJob[]) => addJobs(queue, jobs, server)
@@ -152,7 +145,7 @@ export class BullmqConnection {
       add,
       destinations: this.deps.destinations,
       counters,
-      ...(this.deps.retention !== undefined && { keep: keptIn(this.deps.server), retention: this.deps.retention }),
+      ...(this.deps.retention !== undefined && { retention: this.deps.retention }),
       tally: this.deps.tally,
       log: this.deps.log,
       report: this.deps.report,

@@ -16,10 +16,9 @@
  *   restarts) and the URLs still worth trying. Its completion is its record: killed before it, the
  *   attempt in flight is made again.
  *
- * Payloads kept for replay on Redis are kept in the completed jobs (../replay/kept-jobs.ts): a
- * job then returns how each of its payloads settled (the letters go in the settled marks too, for
- * a re-run), and what completed is counted. On PostgreSQL each settled payload is written to rows
- * of its own (`SharedState.keep`).
+ * Payloads kept for replay are kept in the completed jobs (../replay/kept-jobs.ts): a job then
+ * returns how each of its payloads settled (the letters go in the settled marks too, for a
+ * re-run), and what completed is counted.
  *
  * So after a kill, the payloads that can reach a receiver twice are those whose attempt was in
  * flight: at most one per job active at the kill, `deliveryConcurrency` in all.
@@ -46,7 +45,6 @@ import { JOB_OPTIONS, type BatchData, type DeliverData, type DeliverJob, type Ne
 import { CoalescedWrites } from './coalesced-writes.js'
 import { LateOutcomes } from './late-outcomes.js'
 import { orStopped, STOPPED } from './or-stopped.js'
-import { keptPayload } from '../replay/kept.js'
 import { CompletedCounts, type Letter } from '../replay/kept-jobs.js'
 import type { Pacer } from './pacer.js'
 import type { TraceSink } from './queue.js'
@@ -103,11 +101,9 @@ export class JobRunner {
       destinations: ReadonlyMap<string, WebhookDestination>
       counters: SharedState
       /**
-       * Where settled payloads are kept for replay (none: not kept): in the completed jobs, which
-       * then return how each payload settled, or in rows of their own (`SharedState.keep`).
+       * How long settled payloads are kept for replay (ms; none: not kept), in the completed jobs,
+       * which then return how each payload settled.
        */
-      keep?: 'jobs' | 'rows'
-      /** How long they are kept (ms), when they are. */
       retention?: number
       tally: DeliveryTally
       log: Logger
@@ -133,7 +129,7 @@ export class JobRunner {
       await counters.settle(items.map((item) => item.mark), SETTLED_TTL_MS)
     })
     this.#forgotten = new CoalescedWrites((jobs) => counters.forget(jobs))
-    this.#counted = deps.keep === 'jobs' ? new CompletedCounts(() => counters.keptCounts(), deps.retention!, (error) => this.#failed('queue server (payloads counted for replay)', error)) : undefined
+    this.#counted = deps.retention === undefined ? undefined : new CompletedCounts(() => counters.keptCounts(), deps.retention, (error) => this.#failed('queue server (payloads counted for replay)', error))
   }
 
   /** Runs `job`: when payloads are kept in the jobs, resolves with how each payload settled (see `Letter`). */
@@ -253,7 +249,7 @@ export class JobRunner {
 
   /** A job's return value: how its payloads settled, when they are kept in the jobs. */
   #settledAs(letters: string): string | undefined {
-    return this.deps.keep === 'jobs' ? letters : undefined
+    return this.deps.retention === undefined ? undefined : letters
   }
 
   /** A retry whose window ended before it could start: failed after the attempts it had. */
@@ -261,19 +257,9 @@ export class JobRunner {
     const { counters, tally, log } = this.deps
     log(`${data.s}: ${data.t} failed after ${count(data.n, 'attempt')}: no retry: ${why}.`)
     if (data.r !== undefined) this.deps.traces?.(data.r, { source: data.s, body: data.b }).settled(false, [])
-    this.#keep(data, false, Date.now())
     tally.failed(data.s)
     counters.add(`${data.s}|pending`, -1)
     counters.add(`${data.s}|retrying`, -1)
-  }
-
-  /**
-   * A settled payload kept for replay in rows of its own (PostgreSQL, with an admin token): not
-   * waited for, a failure reported. (Kept in the jobs, it is the job's return value.)
-   */
-  #keep(data: DeliverData, delivered: boolean, startedAt: number): void {
-    if (this.deps.keep !== 'rows') return
-    this.deps.counters.keep([keptPayload(data.s, data.b, data.a ?? data.f ?? startedAt, !delivered)]).catch((error: unknown) => this.#failed('queue server (payloads kept for replay)', error))
   }
 
   /**
@@ -310,7 +296,6 @@ export class JobRunner {
       const delivered = outcome.deliveredBy >= 0
       if (!delivered) log(`${data.s}: ${data.t} failed after ${count(attempt, 'attempt')}: ${destination.failure(outcome, data.f ?? startedAt).message}`)
       trace?.settled(delivered, outcome.results)
-      this.#keep(data, delivered, startedAt)
       if (delivered) tally.forwarded(data.s)
       else tally.failed(data.s)
       counters.add(`${data.s}|pending`, -1)

@@ -68,7 +68,7 @@ export class BullmqQueue implements DeliveryQueue {
      * then, so a job taken at start goes to the saved URLs, not the config's.
      */
     startAfter?: Promise<unknown>
-    /** Settled payloads are kept for replay this long (ms), with the server's `keptIn` (none: not kept). */
+    /** Settled payloads are kept for replay this long (ms), in the completed jobs (none: not kept). */
     retention?: number
   }) {
     this.#destinations = new Map(options.destinations)
@@ -175,7 +175,7 @@ export class BullmqQueue implements DeliveryQueue {
     return Math.max(0, this.#snapshot[`${source}|pending`] ?? 0)
   }
 
-  /** A replay's window, from the payloads kept in the completed jobs (`keptIn` 'jobs', ../replay/kept-jobs.ts). */
+  /** A replay's window, from the payloads kept in the completed jobs (../replay/kept-jobs.ts). */
   async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
     const { queue, counters } = await writeInTime(this.#ready, { by: writeDeadline() })
     return keptInJobs(queue, await counters.keptCounts(), this.#retention!, { source, from, to, failedOnly })

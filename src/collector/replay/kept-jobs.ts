@@ -1,5 +1,5 @@
 /**
- * Payloads kept for replay in the finished jobs themselves (durable mode on Redis): a job holds
+ * Payloads kept for replay in the finished jobs themselves (durable mode): a job holds
  * its payloads' exact bodies already, so instead of writing each body a second time, the worker
  * keeps its completed jobs for the `retention` (BullMQ's `removeOnComplete: { age }`, trimmed by
  * BullMQ as jobs complete) and each job's return value says how each of its payloads settled:
@@ -42,7 +42,7 @@ export interface KeptCount {
   failed: number
 }
 
-/** Where the counts live (state/redis-store.ts). */
+/** Where the counts live (state/redis-store.ts, state/postgres-store.ts). */
 export interface KeptCounts {
   countKept(counts: readonly KeptCount[], retentionMs: number): Promise<void>
   /** Per minute from `fromMinute` to `toMinute` (inclusive) that has any. */

@@ -3,14 +3,13 @@
  * has an outcome (delivered, or failed for good), is kept for the collector's `retention` with
  * when it was accepted and whether it failed. In memory (`MemoryKept`, here) the latest
  * `MAX_KEPT` payloads (and no more than `MAX_KEPT_BYTES` of bodies) of this process; with a
- * queue server, in that server, shared by every process: on Redis in the finished jobs
- * (./kept-jobs.ts), on PostgreSQL in a table of their own (state/postgres-store.ts). What is dropped, past the bound or the retention, is still counted
- * (by the minute it was accepted in, for `KEPT_COUNTED_MS` past the retention), so a replay can
- * say how many of its window were no longer kept.
+ * queue server, in that server's finished jobs, shared by every process (./kept-jobs.ts). What is
+ * dropped, past the bound or the retention, is still counted (by the minute it was accepted in,
+ * for `KEPT_COUNTED_MS` past the retention), so a replay can say how many of its window were no
+ * longer kept.
  *
- * A payload is known by its exact bytes (in the queue server, by its `webhook-id`, derived from
- * them): a replay that settles keeps it again in its place, with the same acceptance time and its
- * new outcome.
+ * A payload is known by its exact bytes: a replay that settles keeps it again in its place, with
+ * the same acceptance time and its new outcome.
  */
 
 export interface KeptPayload {

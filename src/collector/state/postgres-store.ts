@@ -1,18 +1,20 @@
 /**
  * The shared state (./shared-state.ts) in PostgreSQL tables, made at first use (`TABLES`):
- * counters, memberships, claimed messageIds and settled marks, the last two with their expiry
- * (expired rows are deleted about once a minute), and turns under way.
+ * counters, memberships, claimed messageIds and settled marks (with their outcome), the last two
+ * with their expiry (expired rows are deleted about once a minute), turns under way, and the
+ * counts of the payloads kept for replay in the completed jobs (a row per source and minute,
+ * ../replay/kept-jobs.ts).
  */
-import type { JobSize, KeptRows, Mark, Store } from './store.js'
-import { KEPT_COUNTED_MS, type KeptPayload, type KeptWindow } from '../replay/kept.js'
-import { webhookIdOf } from '../../webhooks/standard.js'
+import type { JobSize, Mark, Store } from './store.js'
+import { KEPT_COUNTED_MS } from '../replay/kept.js'
+import { MINUTE, type KeptCount } from '../replay/kept-jobs.js'
 
 const TABLE = 'isomorphic_analytics_counters'
 const MEMBERS_TABLE = 'isomorphic_analytics_memberships'
 const CLAIMS_TABLE = 'isomorphic_analytics_message_ids'
 const SETTLED_TABLE = 'isomorphic_analytics_settled'
 const TURNS_TABLE = 'isomorphic_analytics_turns'
-const KEPT_TABLE = 'isomorphic_analytics_kept'
+const KEPT_COUNTS_TABLE = 'isomorphic_analytics_kept_counts'
 
 /** The tables, created if missing when the store opens. */
 export const TABLES = [
@@ -20,16 +22,16 @@ export const TABLES = [
   `CREATE TABLE IF NOT EXISTS ${MEMBERS_TABLE} (key text PRIMARY KEY, members jsonb NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${SETTLED_TABLE} (job text NOT NULL, payload integer NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (job, payload))`,
+  // How the payload settled (a letter, ../replay/kept-jobs.ts): a column added to 0.1.0's table.
+  `ALTER TABLE ${SETTLED_TABLE} ADD COLUMN IF NOT EXISTS outcome text`,
   `CREATE TABLE IF NOT EXISTS ${TURNS_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)`,
-  // Payloads kept for replay: `body` until `expires_at` (then NULL: no longer kept, still counted).
-  `CREATE TABLE IF NOT EXISTS ${KEPT_TABLE} (source text NOT NULL, id text NOT NULL, at bigint NOT NULL, failed boolean NOT NULL, body text, expires_at bigint NOT NULL, PRIMARY KEY (source, id))`,
-  `CREATE INDEX IF NOT EXISTS ${KEPT_TABLE}_at ON ${KEPT_TABLE} (source, at)`,
+  `CREATE TABLE IF NOT EXISTS ${KEPT_COUNTS_TABLE} (source text NOT NULL, minute bigint NOT NULL, settled bigint NOT NULL, failed bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (source, minute))`,
 ]
 
-export class PostgresStore implements Store, KeptRows {
+export class PostgresStore implements Store {
   constructor(
     private readonly pool: import('pg').Pool,
-    /** The clock of the payloads kept for replay (their expiry, and when they are swept). */
+    /** The clock of the counts of payloads kept for replay (their expiry, and when they are swept). */
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -86,16 +88,15 @@ export class PostgresStore implements Store, KeptRows {
     const now = Date.now()
     await this.#sweep(now)
     await this.pool.query(
-      `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at) SELECT j, i, $3 FROM unnest($1::text[], $2::integer[]) AS m (j, i)
+      `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at, outcome) SELECT j, i, $3, o FROM unnest($1::text[], $2::integer[], $4::text[]) AS m (j, i, o)
        ON CONFLICT (job, payload) DO NOTHING`,
-      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs],
+      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs, marks.map(([, , outcome]) => outcome ?? null)],
     )
   }
 
-  /** Marks without their outcome: PostgreSQL keeps payloads for replay in rows of their own (`keep`). */
   async settledOf(job: string, count: number): Promise<Map<number, string>> {
-    const { rows } = await this.pool.query<{ payload: number }>(`SELECT payload FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
-    return new Map(rows.map((r) => [r.payload, '']))
+    const { rows } = await this.pool.query<{ payload: number; outcome: string | null }>(`SELECT payload, outcome FROM ${SETTLED_TABLE} WHERE job = $1 AND payload < $2`, [job, count])
+    return new Map(rows.map((r) => [r.payload, r.outcome ?? '']))
   }
 
   async forget(jobs: readonly JobSize[]): Promise<void> {
@@ -121,35 +122,32 @@ export class PostgresStore implements Store, KeptRows {
   #keptSweptAt = 0
 
   /**
-   * A replay that settles keeps its payload under the same row (its acceptance time unchanged).
-   * About once a minute, bodies past their retention are dropped, and rows past `KEPT_COUNTED_MS` more.
+   * Added to the rows of their source and minute, in one statement (those of one minute summed
+   * first: a row is updated once per statement; in key order, as every process writes them, so
+   * two processes never wait on each other's rows). About once a minute, rows no longer counted
+   * are deleted.
    */
-  async keep(items: readonly KeptPayload[], retentionMs: number): Promise<void> {
+  async countKept(counts: readonly KeptCount[], retentionMs: number): Promise<void> {
+    if (counts.length === 0) return
     const now = this.now()
     await this.pool.query(
-      `INSERT INTO ${KEPT_TABLE} (source, id, at, failed, body, expires_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $6::bigint[])
-       ON CONFLICT (source, id) DO UPDATE SET failed = excluded.failed, body = excluded.body, expires_at = ${KEPT_TABLE}.at + $7::bigint`,
-      [items.map((i) => i.source), items.map((i) => webhookIdOf(i.body)), items.map((i) => i.at), items.map((i) => i.failed), items.map((i) => i.body), items.map((i) => i.at + retentionMs), retentionMs],
+      `INSERT INTO ${KEPT_COUNTS_TABLE} (source, minute, settled, failed, expires_at)
+       SELECT s, m, sum(a), sum(f), $5 + m * ${MINUTE} FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS c (s, m, a, f)
+       GROUP BY s, m ORDER BY s, m
+       ON CONFLICT (source, minute) DO UPDATE SET settled = ${KEPT_COUNTS_TABLE}.settled + excluded.settled, failed = ${KEPT_COUNTS_TABLE}.failed + excluded.failed`,
+      [counts.map((c) => c.source), counts.map((c) => c.minute), counts.map((c) => c.all), counts.map((c) => c.failed), retentionMs + KEPT_COUNTED_MS + MINUTE],
     )
     if (now - this.#keptSweptAt <= 60_000) return
     this.#keptSweptAt = now
-    await this.pool.query(`UPDATE ${KEPT_TABLE} SET body = NULL WHERE expires_at < $1 AND body IS NOT NULL`, [now])
-    await this.pool.query(`DELETE FROM ${KEPT_TABLE} WHERE at < $1`, [now - retentionMs - KEPT_COUNTED_MS])
+    await this.pool.query(`DELETE FROM ${KEPT_COUNTS_TABLE} WHERE expires_at < $1`, [now])
   }
 
-  async window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow> {
-    const { rows } = await this.pool.query<{ at: string; failed: boolean; body: string | null }>(
-      `SELECT at, failed, CASE WHEN expires_at >= $4 THEN body END AS body FROM ${KEPT_TABLE}
-       WHERE source = $1 AND at >= $2 AND at <= $3 ${failedOnly ? 'AND failed' : ''} ORDER BY at`,
-      [source, from, to, this.now()],
+  async keptCounts(source: string, fromMinute: number, toMinute: number): Promise<Map<number, { all: number; failed: number }>> {
+    const { rows } = await this.pool.query<{ minute: string; settled: string; failed: string }>(
+      `SELECT minute, settled, failed FROM ${KEPT_COUNTS_TABLE} WHERE source = $1 AND minute BETWEEN $2 AND $3`,
+      [source, fromMinute, toMinute],
     )
-    const result: KeptWindow = { kept: [], unavailable: 0 }
-    for (const row of rows) {
-      if (row.body === null) result.unavailable++
-      else result.kept.push({ source, at: Number(row.at), failed: row.failed, body: row.body })
-    }
-    return result
+    return new Map(rows.map((r) => [Number(r.minute), { all: Number(r.settled), failed: Number(r.failed) }]))
   }
 
   async close(): Promise<void> {

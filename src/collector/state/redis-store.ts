@@ -6,7 +6,7 @@
 import type { JobSize, Mark, Store } from './store.js'
 import { quitRedis } from './drivers.js'
 import { KEPT_COUNTED_MS } from '../replay/kept.js'
-import { MINUTE, type KeptCount, type KeptCounts } from '../replay/kept-jobs.js'
+import { MINUTE, type KeptCount } from '../replay/kept-jobs.js'
 
 const PREFIX = 'isomorphic-analytics'
 
@@ -18,7 +18,7 @@ const HOUR = 3_600_000
 /** Deletes a turn's key if its owner still holds it (one script: no other owner's turn is ended). */
 const END_TURN = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
-export class RedisStore implements Store, KeptCounts {
+export class RedisStore implements Store {
   constructor(private readonly redis: import('ioredis').Redis) {}
 
   async write(deltas: ReadonlyMap<string, number>): Promise<void> {

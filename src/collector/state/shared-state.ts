@@ -18,9 +18,10 @@
  *
  * Settled marks (`settle`, `settledOf`, `forget`): a `batch` job marks each payload once its
  * attempt's outcome is known, so that a re-run after its process died sends again only what was
- * in flight (see `bullmq-jobs.ts`). Redis: one `SET key 1 PX ttl` per payload, pipelined, and one
- * `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job, payload) inserted and deleted
- * in one statement per write, expired rows deleted with the expired claims.
+ * in flight (see `bullmq-jobs.ts`), and how it settled. Redis: one `SET key outcome PX ttl` per
+ * payload, pipelined, and one `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job,
+ * payload, outcome) inserted and deleted in one statement per write, expired rows deleted with
+ * the expired claims.
  *
  * Turns (`turn`): what one process at a time may do, such as an audience's sync (read the
  * membership, queue the changes, write it): a key with its owner and a time to live, taken only
@@ -32,9 +33,7 @@ import { randomUUID } from '#platform'
 import { createTables, loadPg, loadRedis, pgOptions, REDIS_CLIENT_OPTIONS } from './drivers.js'
 import { PostgresStore, TABLES } from './postgres-store.js'
 import { RedisStore } from './redis-store.js'
-import type { JobSize, KeptRows, Mark, Store } from './store.js'
-import { CoalescedWrites } from '../delivery/coalesced-writes.js'
-import type { KeptPayload, KeptWindows } from '../replay/kept.js'
+import type { JobSize, Mark, Store } from './store.js'
 import type { KeptCounts } from '../replay/kept-jobs.js'
 
 export type { JobSize, Mark, Store }
@@ -145,40 +144,9 @@ export class SharedState {
     return () => store.endTurn(key, owner)
   }
 
-  /**
-   * Set by `keptStore` (PostgreSQL): settled payloads are then kept for replay that long, in rows
-   * of their own (`keep`). On Redis they are kept in the finished jobs and counted (`countKept`).
-   */
-  #retention: number | undefined
-  readonly #keeping = new CoalescedWrites<KeptPayload>(async (items) => (await this.#rows()).keep(items, this.#retention!))
-
-  /** Whether settled payloads are kept for replay in rows of their own (`keptStore` was called). */
-  get keeping(): boolean {
-    return this.#retention !== undefined
-  }
-
-  /** Keeps settled payloads for replay, written together with those of other jobs (one write). */
-  keep(items: readonly KeptPayload[]): Promise<void> {
-    return this.#retention === undefined ? Promise.resolve() : this.#keeping.write(items)
-  }
-
-  /** The payloads kept for replay in rows of their own in the server, for `retention` ms each (../replay/kept.ts). */
-  keptStore(retention: number): KeptWindows {
-    this.#retention = retention
-    return { window: async (source, from, to, failedOnly) => (await this.#rows()).window(source, from, to, failedOnly) }
-  }
-
-  async #rows(): Promise<KeptRows> {
-    const store = await this.#store
-    if (!('keep' in store)) throw new Error('This queue server keeps payloads for replay in its finished jobs, not in rows of their own.')
-    return store as Store & KeptRows
-  }
-
-  /** The counts of payloads kept in the finished jobs (Redis, ../replay/kept-jobs.ts). */
+  /** The counts of the payloads kept for replay in the completed jobs (../replay/kept-jobs.ts). */
   async keptCounts(): Promise<KeptCounts> {
-    const store = await this.#store
-    if (!('countKept' in store)) throw new Error('This queue server keeps payloads for replay in rows of their own, not in its finished jobs.')
-    return store as Store & KeptCounts
+    return this.#store
   }
 
   async close(): Promise<void> {

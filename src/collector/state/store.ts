@@ -3,20 +3,10 @@
  * and ./postgres-store.ts: a module of its own, so neither imports the state that uses it.
  */
 
-import type { KeptPayload, KeptWindow } from '../replay/kept.js'
+import type { KeptCounts } from '../replay/kept-jobs.js'
 
-/**
- * A server that keeps payloads for replay in rows of their own, beside the jobs (PostgreSQL; on
- * Redis they are kept in the finished jobs, ../replay/kept-jobs.ts).
- */
-export interface KeptRows {
-  /** Keeps settled payloads for replay, each until `retentionMs` past its acceptance (../replay/kept.ts). */
-  keep(items: readonly KeptPayload[], retentionMs: number): Promise<void>
-  /** A replay's window: the payloads still kept, and how many of the window no longer are. */
-  window(source: string, from: number, to: number, failedOnly: boolean): Promise<KeptWindow>
-}
-
-export interface Store {
+/** Both servers count the payloads kept for replay in the completed jobs (`KeptCounts`). */
+export interface Store extends KeptCounts {
   write(deltas: ReadonlyMap<string, number>): Promise<void>
   read(): Promise<Record<string, number>>
   getMembers(key: string): Promise<string[] | undefined>
@@ -24,7 +14,7 @@ export interface Store {
   /** The keys (distinct) this owner holds once done: newly claimed, or claimed by it before. */
   claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>>
   settle(marks: readonly Mark[], ttlMs: number): Promise<void>
-  /** The payloads of `job` marked settled, each with the outcome its mark holds (`''` where the server keeps none). */
+  /** The payloads of `job` marked settled, each with the outcome its mark holds (`''` for a mark written without one). */
   settledOf(job: string, count: number): Promise<Map<number, string>>
   forget(jobs: readonly JobSize[]): Promise<void>
   /** Takes the turn `key` for `owner` for `ttlMs`, unless another owner holds it: whether it did. */

@@ -159,14 +159,14 @@ export function settledMarks(url: string): Promise<number> {
 
 /**
  * Drops the console settings saved in the server at `url` (../../../src/collector/state/shared-settings.ts)
- * and, on Redis, the counts of the payloads kept for replay in the jobs the queue's obliteration
- * dropped (../../../src/collector/replay/kept-jobs.ts).
+ * and the counts of the payloads kept for replay in the jobs the queue's obliteration dropped
+ * (../../../src/collector/replay/kept-jobs.ts).
  */
 function forgetSettings(url: string): Promise<void> {
   return askServer(url,
     async (redis) => void (await redis.del('isomorphic-analytics:settings', ...(await redis.keys('isomorphic-analytics:kept-count:*')))),
-    // Created by the first process that opens it: a later one creates it again.
-    async (client) => void (await client.query('DROP TABLE IF EXISTS isomorphic_analytics_settings')))
+    // Created by the first process that opens them: a later one creates them again.
+    async (client) => void (await client.query('DROP TABLE IF EXISTS isomorphic_analytics_settings, isomorphic_analytics_kept_counts')))
 }
 
 type RedisClient = InstanceType<Awaited<ReturnType<typeof loadRedis>>>
