@@ -129,9 +129,10 @@ export async function keptInJobs(
   const { source, from, to, failedOnly } = request
   const fromMinute = Math.floor(from / MINUTE)
   const toMinute = Math.floor(to / MINUTE)
-  // The whole minutes the window touches: the counts are by minute.
+  // The whole minutes the window touches, the last one too: the counts are by minute, and what
+  // is kept in them outside [from, to] is kept, not unavailable.
   const start = fromMinute * MINUTE
-  const end = Math.min(to, now, (toMinute + 1) * MINUTE - 1)
+  const end = Math.min(now, (toMinute + 1) * MINUTE - 1)
   const oldest = now - retentionMs
   // By body: the newest finished job's outcome is the payload's.
   const latest = new Map<string, Settled>()
