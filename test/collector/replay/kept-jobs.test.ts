@@ -15,9 +15,10 @@ import type { QueueServer } from '../../../src/collector/config.js'
 import type { BatchData, DeliverData } from '../../../src/collector/delivery/bullmq-job-data.js'
 import { KEPT_COUNTED_MS, type KeptWindow } from '../../../src/collector/replay/kept.js'
 import { CompletedCounts, countsOf, keptInJobs, MINUTE, type KeptCounts } from '../../../src/collector/replay/kept-jobs.js'
-import { bullmqQueue, bullmqWorker, loadBullmq, loadRedis, REDIS_CLIENT_OPTIONS } from '../../../src/collector/state/drivers.js'
+import { bullmqQueue, bullmqWorker, createTables, loadBullmq, loadPg, loadRedis, REDIS_CLIENT_OPTIONS } from '../../../src/collector/state/drivers.js'
+import { PostgresStore, TABLES } from '../../../src/collector/state/postgres-store.js'
 import { RedisStore } from '../../../src/collector/state/redis-store.js'
-import { startRedis } from '../../helpers/queue-servers.js'
+import { startPostgres, startRedis } from '../../helpers/queue-servers.js'
 import { until } from '../../helpers/until.js'
 
 type Job = import('bullmq').Job
@@ -55,10 +56,25 @@ async function redisCounting(): Promise<Counting> {
   return { server: { kind: 'redis', url: redisServer.url }, counts: store, stop }
 }
 
+async function postgresCounting(): Promise<Counting> {
+  const pgServer = await startPostgres()
+  // As `openStore` (state/shared-state.ts) opens the store.
+  const { Pool } = await loadPg()
+  const pool = new Pool({ connectionString: pgServer.url, max: 4 })
+  pool.on('error', () => {})
+  await createTables((sql) => pool.query(sql), TABLES)
+  const store = new PostgresStore(pool)
+  const stop = async () => {
+    await store.close()
+    await pgServer.stop()
+  }
+  return { server: { kind: 'postgres', url: pgServer.url }, counts: store, stop }
+}
+
 /** Each queue server whose store counts what its completed jobs keep. */
 const COUNTING_SERVERS: Array<[name: string, start: () => Promise<Counting>]> = [
-  // PostgreSQL joins once its store counts (`PostgresStore` with `countKept` and `keptCounts`).
   ['Redis', redisCounting],
+  ['PostgreSQL', postgresCounting],
 ]
 
 /** A job to run: `letters`, what its processor returns (how each of its payloads settled). */
