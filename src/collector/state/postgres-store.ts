@@ -90,7 +90,7 @@ export class PostgresStore implements Store {
     await this.pool.query(
       `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at, outcome) SELECT j, i, $3, o FROM unnest($1::text[], $2::integer[], $4::text[]) AS m (j, i, o)
        ON CONFLICT (job, payload) DO NOTHING`,
-      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs, marks.map(([, , outcome]) => outcome ?? null)],
+      [marks.map(([job]) => job), marks.map(([, index]) => index), now + ttlMs, marks.map(([, , outcome]) => outcome)],
     )
   }
 

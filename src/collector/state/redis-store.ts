@@ -55,7 +55,7 @@ export class RedisStore implements Store {
 
   async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
     const pipeline = this.redis.pipeline()
-    for (const [job, index, outcome] of marks) pipeline.set(settledKey(job, index), outcome ?? '1', 'PX', ttlMs)
+    for (const [job, index, outcome] of marks) pipeline.set(settledKey(job, index), outcome, 'PX', ttlMs, 'NX')
     for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
   }
 

@@ -3,7 +3,7 @@
  * and ./postgres-store.ts: a module of its own, so neither imports the state that uses it.
  */
 
-import type { KeptCounts } from '../replay/kept-jobs.js'
+import type { KeptCounts, Letter } from '../replay/kept-jobs.js'
 
 /** Both servers count the payloads kept for replay in the completed jobs (`KeptCounts`). */
 export interface Store extends KeptCounts {
@@ -14,7 +14,7 @@ export interface Store extends KeptCounts {
   /** The keys (distinct) this owner holds once done: newly claimed, or claimed by it before. */
   claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>>
   settle(marks: readonly Mark[], ttlMs: number): Promise<void>
-  /** The payloads of `job` marked settled, each with the outcome its mark holds (`''` for a mark written without one). */
+  /** The payloads of `job` marked settled, each with the outcome its mark holds (not a letter for a mark of 0.1.0, which held none). */
   settledOf(job: string, count: number): Promise<Map<number, string>>
   forget(jobs: readonly JobSize[]): Promise<void>
   /** Takes the turn `key` for `owner` for `ttlMs`, unless another owner holds it: whether it did. */
@@ -25,6 +25,6 @@ export interface Store extends KeptCounts {
 }
 
 /** A `batch` job (its key), one of its payloads (index in the job) and how it settled (see ../replay/kept-jobs.ts). */
-export type Mark = readonly [job: string, index: number, outcome?: string]
+export type Mark = readonly [job: string, index: number, outcome: Letter]
 /** A `batch` job (its key) and its number of payloads. */
 export type JobSize = readonly [job: string, count: number]
