@@ -18,10 +18,10 @@
  *
  * Settled marks (`settle`, `settledOf`, `forget`): a `batch` job marks each payload once its
  * attempt's outcome is known, so that a re-run after its process died sends again only what was
- * in flight (see `bullmq-jobs.ts`), and how it settled. Redis: one `SET key outcome PX ttl` per
- * payload, pipelined, and one `UNLINK` of a job's keys once it completed; PostgreSQL: rows (job,
- * payload, outcome) inserted and deleted in one statement per write, expired rows deleted with
- * the expired claims.
+ * in flight (see `bullmq-jobs.ts`), and how it settled. A payload's first mark stays. Redis: one
+ * `SET key outcome PX ttl NX` per payload, pipelined, and one `UNLINK` of a job's keys once it
+ * completed; PostgreSQL: rows (job, payload, outcome) inserted (`ON CONFLICT DO NOTHING`) and
+ * deleted in one statement per write, expired rows deleted with the expired claims.
  *
  * Turns (`turn`): what one process at a time may do, such as an audience's sync (read the
  * membership, queue the changes, write it): a key with its owner and a time to live, taken only
