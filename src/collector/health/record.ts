@@ -78,9 +78,12 @@ export function merge(record: HealthRecord | undefined, outcomes: Outcomes, now:
     minutes.set(minute, [minute, counts[1] + a, counts[2] + f])
   }
   const consecutiveFailures = outcomes.succeeded ? outcomes.failures : held.consecutiveFailures + outcomes.failures
-  const failingSince = outcomes.succeeded ? outcomes.firstFailureAt : (held.failingSince ?? outcomes.firstFailureAt)
-  const lastError = outcomes.lastError ?? held.lastError
-  const lastErrorAt = outcomes.lastErrorAt ?? held.lastErrorAt
+  // Processes merge what they saw every few seconds, in any order: a streak starts at the earliest
+  // failure merged into it and lasts until the latest, whichever merge came first.
+  const failingSince = outcomes.succeeded ? outcomes.firstFailureAt : earliest(held.failingSince, outcomes.firstFailureAt)
+  const newer = outcomes.lastErrorAt !== undefined && (held.lastErrorAt === undefined || outcomes.lastErrorAt >= held.lastErrorAt)
+  const lastError = newer ? outcomes.lastError : held.lastError
+  const lastErrorAt = newer ? outcomes.lastErrorAt : held.lastErrorAt
   const next: HealthRecord = {
     minutes: recentMinutes(minutes.values(), now),
     consecutiveFailures,
@@ -89,10 +92,12 @@ export function merge(record: HealthRecord | undefined, outcomes: Outcomes, now:
     ...(lastErrorAt !== undefined && { lastErrorAt }),
     ...(held.disabledAt !== undefined && { disabledAt: held.disabledAt }),
   }
-  const lasted = failingSince !== undefined && outcomes.lastErrorAt !== undefined ? outcomes.lastErrorAt - failingSince : -1
+  const lasted = failingSince !== undefined && outcomes.lastErrorAt !== undefined && lastErrorAt !== undefined ? lastErrorAt - failingSince : -1
   if (next.disabledAt === undefined && disableAfter > 0 && consecutiveFailures > 0 && lasted >= disableAfter) next.disabledAt = now
   return next
 }
+
+const earliest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
 
 /** `record` enabled again: not disabled, and its failures so far forgotten (its counts stay). */
 export function enabled(record: HealthRecord | undefined): HealthRecord {

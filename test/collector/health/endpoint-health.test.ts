@@ -10,6 +10,7 @@ import { resolveConfig, type CollectorConfig } from '../../../src/collector/conf
 import { isEndpointDisabledError, type Collector } from '../../../src/collector/index.js'
 import { KEY, post, recordingFetch, track, until } from '../helpers.js'
 import { admin, json, TOKEN } from '../console/support.js'
+import { addOutcome, emptyOutcomes, merge } from '../../../src/collector/health/record.js'
 
 const URL_IN = 'https://hooks.test/in'
 const HOUR = 3_600_000
@@ -132,5 +133,27 @@ describe('endpoint health (memory)', () => {
   it('refuses a disableAfter that is not an integer ≥ 0', () => {
     expect(() => resolveConfig({ sources: [{ writeKey: KEY, name: 'web' }], disableAfter: -1 })).toThrow('Expected `disableAfter` to be an integer ≥ 0, got `-1`.')
     expect(resolveConfig({ sources: [{ writeKey: KEY, name: 'web' }] }).disableAfter).toBe(DAY)
+  })
+})
+
+describe('merging a URL\'s outcomes into its record', () => {
+  const T0 = Date.parse('2026-11-29T00:00:00.000Z')
+  const MINUTE = 60_000
+  const failureAt = (at: number, error: string) => {
+    const outcomes = emptyOutcomes()
+    addOutcome(outcomes, at, error)
+    return outcomes
+  }
+
+  it('gives the same record whichever process merges first: the streak runs from the earliest failure to the latest', () => {
+    const early = failureAt(T0, 'answered 503')
+    const late = failureAt(T0 + MINUTE, 'answered 502')
+    // In the order they happened, and the other way round (the later failure's process merged first).
+    const inOrder = merge(merge(undefined, early, T0 + MINUTE, MINUTE), late, T0 + MINUTE, MINUTE)
+    const reversed = merge(merge(undefined, late, T0 + MINUTE, MINUTE), early, T0 + MINUTE, MINUTE)
+    for (const record of [inOrder, reversed]) {
+      expect(record).toMatchObject({ consecutiveFailures: 2, failingSince: T0, lastError: 'answered 502', lastErrorAt: T0 + MINUTE, disabledAt: T0 + MINUTE })
+    }
+    expect(reversed).toEqual(inOrder)
   })
 })
