@@ -1,9 +1,9 @@
 /**
  * The shared state (./shared-state.ts) in PostgreSQL tables, made at first use (`TABLES`):
- * counters, memberships, claimed messageIds and settled marks (with their outcome), the last two
- * with their expiry (expired rows are deleted about once a minute), turns under way, and the
- * counts of the payloads kept for replay in the completed jobs (a row per source and minute,
- * ../replay/kept-jobs.ts).
+ * counters, memberships, claimed messageIds and settled marks (with their outcome), turns under
+ * way, and the counts of the payloads kept for replay in the completed jobs (a row per source and
+ * minute, ../replay/kept-jobs.ts). Claims, marks and counts expire: expired rows are deleted about
+ * once a minute, at a write (`#sweep`).
  */
 import type { JobSize, Mark, Store } from './store.js'
 import { KEPT_COUNTED_MS } from '../replay/kept.js'
@@ -31,7 +31,7 @@ export const TABLES = [
 export class PostgresStore implements Store {
   constructor(
     private readonly pool: import('pg').Pool,
-    /** The clock of the counts of payloads kept for replay (their expiry, and when they are swept). */
+    /** The clock of the rows that expire (claims, settled marks, counts) and of their sweep. */
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -63,16 +63,15 @@ export class PostgresStore implements Store {
 
   #sweptAt = 0
 
-  /** About once a minute: expired claims and settled marks are deleted. */
+  /** About once a minute (at a write): expired claims, settled marks and counts are deleted. */
   async #sweep(now: number): Promise<void> {
     if (now - this.#sweptAt <= 60_000) return
     this.#sweptAt = now
-    await this.pool.query(`DELETE FROM ${CLAIMS_TABLE} WHERE expires_at < $1`, [now])
-    await this.pool.query(`DELETE FROM ${SETTLED_TABLE} WHERE expires_at < $1`, [now])
+    for (const table of [CLAIMS_TABLE, SETTLED_TABLE, KEPT_COUNTS_TABLE]) await this.pool.query(`DELETE FROM ${table} WHERE expires_at < $1`, [now])
   }
 
   async claim(keys: readonly string[], owner: string, ttlMs: number): Promise<Set<string>> {
-    const now = Date.now()
+    const now = this.now()
     await this.#sweep(now)
     const { rows } = await this.pool.query<{ key: string }>(
       `INSERT INTO ${CLAIMS_TABLE} (key, owner, expires_at) SELECT k, $2, $3 FROM unnest($1::text[]) AS k
@@ -85,7 +84,7 @@ export class PostgresStore implements Store {
   }
 
   async settle(marks: readonly Mark[], ttlMs: number): Promise<void> {
-    const now = Date.now()
+    const now = this.now()
     await this.#sweep(now)
     await this.pool.query(
       `INSERT INTO ${SETTLED_TABLE} (job, payload, expires_at, outcome) SELECT j, i, $3, o FROM unnest($1::text[], $2::integer[], $4::text[]) AS m (j, i, o)
@@ -119,17 +118,14 @@ export class PostgresStore implements Store {
     await this.pool.query(`DELETE FROM ${TURNS_TABLE} WHERE key = $1 AND owner = $2`, [key, owner])
   }
 
-  #keptSweptAt = 0
-
   /**
    * Added to the rows of their source and minute, in one statement (those of one minute summed
    * first: a row is updated once per statement; in key order, as every process writes them, so
-   * two processes never wait on each other's rows). About once a minute, rows no longer counted
-   * are deleted.
+   * two processes never wait on each other's rows). Rows no longer counted expire (`#sweep`).
    */
   async countKept(counts: readonly KeptCount[], retentionMs: number): Promise<void> {
     if (counts.length === 0) return
-    const now = this.now()
+    await this.#sweep(this.now())
     await this.pool.query(
       `INSERT INTO ${KEPT_COUNTS_TABLE} (source, minute, settled, failed, expires_at)
        SELECT s, m, sum(a), sum(f), $5 + m * ${MINUTE} FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS c (s, m, a, f)
@@ -137,9 +133,6 @@ export class PostgresStore implements Store {
        ON CONFLICT (source, minute) DO UPDATE SET settled = ${KEPT_COUNTS_TABLE}.settled + excluded.settled, failed = ${KEPT_COUNTS_TABLE}.failed + excluded.failed`,
       [counts.map((c) => c.source), counts.map((c) => c.minute), counts.map((c) => c.all), counts.map((c) => c.failed), retentionMs + KEPT_COUNTED_MS + MINUTE],
     )
-    if (now - this.#keptSweptAt <= 60_000) return
-    this.#keptSweptAt = now
-    await this.pool.query(`DELETE FROM ${KEPT_COUNTS_TABLE} WHERE expires_at < $1`, [now])
   }
 
   async keptCounts(source: string, fromMinute: number, toMinute: number): Promise<Map<number, { all: number; failed: number }>> {
